@@ -180,7 +180,11 @@ typedef struct TsrDeviceTypeDesc {
   size_t struct_size;
   /** Unique lower-case name, [a-z][a-z0-9_]*, e.g. "cpu". Borrowed. */
   const char* name;
-  /** The DLPack device type of this device's memory (a DLDeviceType value). */
+  /**
+   * The DLPack device type of this device's memory (a DLDeviceType value), unique
+   * among registered types; 0 if the device's tensors cannot be exchanged through
+   * DLPack (e.g. "meta", which holds no bytes).
+   */
   int32_t dlpack_device_type;
   /** Bitwise OR of TSR_DEVICE_CAP_*. */
   uint64_t capabilities;

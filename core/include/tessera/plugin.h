@@ -1,0 +1,73 @@
+// tessera/plugin.h — loading plugins and listing what they provide.
+//
+// Plugins are shared libraries speaking the C ABI of tessera/abi.h. The default
+// set is loaded on first need (the first Device built from a name, or any call
+// below): every plugin found in the folders of TESSERA_PLUGIN_PATH (':'-separated
+// folders or files), or, when it is unset, in the `tessera/plugins` folder next to
+// libtessera. A default plugin that fails to load is recorded (plugin_load_errors)
+// and skipped; load_plugin() on an explicit path throws instead.
+//
+// Threading: every function here is safe from any thread; loading is serialized.
+// Plugins are never unloaded while something they produced (a storage) lives.
+#pragma once
+
+#include <tessera/device.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tessera {
+
+struct KernelInfo {
+  std::string op;
+  std::string device_type;
+  std::vector<std::string> dtypes;
+};
+
+struct PluginInfo {
+  std::string name;
+  std::string version;
+  std::string description;
+  std::string path;
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;
+  std::vector<std::string> device_types;
+  std::vector<KernelInfo> kernels;
+};
+
+struct DeviceTypeSummary {
+  std::string name;
+  std::string plugin;
+  int32_t dlpack_device_type = 0;
+  uint64_t capabilities = 0;
+  int32_t device_count = 0;
+  /// Why device_count is 0, when the plugin said (e.g. "no CUDA driver").
+  std::string unavailable_reason;
+  /// describe_device() of each device, when the plugin provides it.
+  std::vector<std::string> device_descriptions;
+};
+
+/// Loads the plugin at `path` (a shared library file). Throws PluginError naming
+/// the path on: missing file, not a shared library, no entry symbol, ABI major
+/// mismatch (naming both versions), a duplicate plugin name, or an initialize
+/// that failed (with the plugin's message). Nothing of a refused plugin stays
+/// registered. Returns the loaded plugin's description.
+PluginInfo load_plugin(const std::string& path);
+/// Loads the default plugin set once (idempotent); see the file comment.
+void load_default_plugins();
+/// The folders/files searched for default plugins, in order.
+std::vector<std::string> plugin_search_path();
+std::vector<PluginInfo> plugins();
+std::vector<DeviceTypeSummary> device_types();
+/// Errors of default plugins that failed to load ("path: message").
+std::vector<std::string> plugin_load_errors();
+/// Every available device (index 0..count-1 of every registered type).
+std::vector<Device> devices();
+/// What `tessera info` prints: plugins, devices, kernels.
+std::string info_text();
+/// The ABI version this core implements.
+uint32_t abi_version_major();
+uint32_t abi_version_minor();
+
+}  // namespace tessera

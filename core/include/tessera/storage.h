@@ -1,0 +1,68 @@
+// tessera/storage.h — a block of device memory shared by a tensor and its views.
+//
+// Ownership: intrusive reference count (thread-safe). The storage frees its memory
+// through its deleter exactly once, when the last reference goes. Storage made by
+// a plugin's device holds a reference to that plugin, so the plugin's library
+// stays loaded while the storage lives (ABI rule 9). A storage of a device with
+// no memory ("meta") has a null data pointer and only a byte count.
+#pragma once
+
+#include <tessera/device.h>
+
+#include <atomic>
+#include <boost/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
+#include <cstddef>
+#include <cstdint>
+
+namespace tessera {
+
+/// A loaded plugin (defined in the plugin host); reference-counted.
+class PluginRecord;
+void intrusive_ptr_add_ref(PluginRecord* p);
+void intrusive_ptr_release(PluginRecord* p);
+using PluginRef = boost::intrusive_ptr<PluginRecord>;
+
+class StorageImpl : public boost::intrusive_ref_counter<StorageImpl, boost::thread_safe_counter> {
+ public:
+  /// Frees `self.data()`; called once from the destructor; must not throw.
+  using Deleter = void (*)(StorageImpl& self) noexcept;
+
+  StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter, void* deleter_context,
+              PluginRef owner, bool read_only = false)
+      : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter),
+        deleter_context_(deleter_context), owner_(std::move(owner)), read_only_(read_only) {}
+  ~StorageImpl() {
+    if (deleter_ != nullptr) deleter_(*this);
+  }
+  StorageImpl(const StorageImpl&) = delete;
+  StorageImpl& operator=(const StorageImpl&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+  void* deleter_context() const { return deleter_context_; }
+  /// The plugin that produced the memory; null for memory from outside (from_blob, DLPack).
+  PluginRecord* owner() const { return owner_.get(); }
+  /// Read-only memory (e.g. imported from a read-only DLPack producer): in-place
+  /// ops and copies into it fail with ValueError.
+  bool read_only() const { return read_only_; }
+
+  /// Version counter shared by all views, bumped by every in-place write.
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Deleter deleter_;
+  void* deleter_context_;
+  PluginRef owner_;
+  bool read_only_;
+  std::atomic<uint32_t> version_{0};
+};
+
+using Storage = boost::intrusive_ptr<StorageImpl>;
+
+}  // namespace tessera

@@ -1,0 +1,229 @@
+// tessera/tensor.h — the Tensor handle, TensorOptions, factories and ops.
+//
+// Names and argument order follow ATen (at::Tensor) wherever the op exists there.
+// A Tensor is a reference-counted handle to a TensorImpl; copying a Tensor shares
+// the data. Views (view, transpose, narrow, ...) share storage with their base and
+// cost no copy on every device. Every op goes through the dispatcher and throws a
+// tessera::Error on bad input; the runtime stays usable afterwards.
+//
+// Threading: distinct tensors may be used from any thread concurrently; one tensor
+// may be read concurrently; writing a tensor while another thread reads it is a
+// data race (as in every tensor library).
+#pragma once
+
+#include <tessera/array_ref.h>
+#include <tessera/device.h>
+#include <tessera/dtype.h>
+#include <tessera/error.h>
+#include <tessera/scalar.h>
+#include <tessera/tensor_impl.h>
+
+#include <functional>
+#include <initializer_list>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessera {
+
+/// dtype + device for factories; implicitly made from either alone.
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType dtype) : dtype_(dtype) {}  // NOLINT
+  TensorOptions(Device device) : device_(device) {}   // NOLINT
+  TensorOptions(const char* device) : device_(Device(device)) {}  // NOLINT
+  TensorOptions dtype(ScalarType t) const { auto o = *this; o.dtype_ = t; return o; }
+  TensorOptions device(Device d) const { auto o = *this; o.device_ = d; return o; }
+  std::optional<ScalarType> dtype_opt() const { return dtype_; }
+  std::optional<Device> device_opt() const { return device_; }
+  ScalarType dtype_or(ScalarType t) const { return dtype_.value_or(t); }
+  Device device_or_cpu() const { return device_ ? *device_ : Device(); }
+
+ private:
+  std::optional<ScalarType> dtype_;
+  std::optional<Device> device_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(boost::intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const boost::intrusive_ptr<TensorImpl>& impl() const { return impl_; }
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  long use_count() const { return impl_ ? static_cast<long>(impl_->use_count()) : 0; }
+
+  // ---- metadata (throws ValueError on an undefined tensor) ----
+  IntArrayRef sizes() const { return checked().sizes(); }
+  IntArrayRef strides() const { return checked().strides(); }
+  int64_t size(int64_t dim) const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const { return checked().dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return checked().numel(); }
+  ScalarType scalar_type() const { return checked().dtype(); }
+  ScalarType dtype() const { return scalar_type(); }
+  Device device() const { return checked().device(); }
+  int64_t storage_offset() const { return checked().storage_offset(); }
+  size_t element_size() const { return tessera::element_size(scalar_type()); }
+  size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
+  bool is_contiguous() const { return checked().is_contiguous(); }
+  bool is_floating_point() const { return is_floating_type(scalar_type()); }
+  bool is_read_only() const { return checked().storage()->read_only(); }
+  /// Address of the first element; null for zero-size and meta tensors. Host
+  /// memory only for host-accessible devices.
+  void* data_ptr() const { return checked().data(); }
+  template <typename T>
+  T* data_ptr() const;
+  const Storage& storage() const { return checked().storage(); }
+
+  // ---- views: metadata only, every device ----
+  Tensor view(IntArrayRef size) const;
+  Tensor reshape(IntArrayRef shape) const;
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(IntArrayRef size) const;
+  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  /// This tensor if contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  Tensor clone() const;
+
+  // ---- ops ----
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
+  Tensor neg() const;
+  Tensor exp() const;
+  Tensor relu() const;
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor matmul(const Tensor& other) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+  Tensor& neg_();
+  Tensor& exp_();
+  Tensor& relu_();
+  Tensor& fill_(const Scalar& value);
+  Tensor& zero_();
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // ---- conversion ----
+  Tensor to(Device device) const;
+  Tensor to(ScalarType dtype) const;
+  Tensor to(Device device, ScalarType dtype) const;
+  Tensor cpu() const;
+  /// The one element as T (bool, integer, float, double); ValueError unless numel() == 1.
+  template <typename T>
+  T item() const;
+  Scalar item() const;
+  /// All elements, converted to T, in row-major order (copies to the host).
+  template <typename T>
+  std::vector<T> to_vector() const;
+
+  /// PyTorch-like text: "tensor([[1., 2.],\n        [3., 4.]], dtype=float32)".
+  std::string to_string() const;
+
+ private:
+  const TensorImpl& checked() const;
+  boost::intrusive_ptr<TensorImpl> impl_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- factories ----
+Tensor empty(IntArrayRef size, const TensorOptions& options = {});
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {});
+Tensor zeros(IntArrayRef size, const TensorOptions& options = {});
+Tensor ones(IntArrayRef size, const TensorOptions& options = {});
+Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options = {});
+Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor zeros_like(const Tensor& self);
+Tensor ones_like(const Tensor& self);
+/// [0, end) (or [start, end) by step). dtype: int64 if all bounds are integers,
+/// else the default float, unless given.
+Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
+/// A 1-D tensor holding `values` (copied), on options' device (cpu by default).
+/// dtype defaults to bool / int64 / float32 / float64 for bool / integer / float / double.
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& options = {});
+Tensor tensor(std::initializer_list<float> values, const TensorOptions& options = {});
+Tensor tensor(std::initializer_list<int64_t> values, const TensorOptions& options = {});
+Tensor tensor(std::initializer_list<int> values, const TensorOptions& options = {});
+Tensor tensor(std::initializer_list<bool> values, const TensorOptions& options = {});
+Tensor tensor(ArrayRef<double> values, const TensorOptions& options = {});
+/// A 0-d tensor holding `value`.
+Tensor scalar_tensor(const Scalar& value, const TensorOptions& options = {});
+/// Wraps existing memory without copying. `deleter(data)` is called exactly once
+/// when the last tensor using the memory goes (nullable: the caller keeps
+/// ownership and must keep the memory alive). The memory must belong to `options`'
+/// device (cpu by default). Strides default to row-major.
+Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter,
+                 const TensorOptions& options = {});
+Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, std::function<void(void*)> deleter,
+                 const TensorOptions& options = {});
+
+// ---- ops (free-function forms) ----
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
+Tensor mul(const Tensor& self, const Tensor& other);
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
+Tensor neg(const Tensor& self);
+Tensor exp(const Tensor& self);
+Tensor relu(const Tensor& self);
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
+Tensor mm(const Tensor& self, const Tensor& other);
+Tensor bmm(const Tensor& self, const Tensor& other);
+Tensor matmul(const Tensor& self, const Tensor& other);
+/// The dtype an op on these operands computes in (PyTorch's result_type).
+ScalarType result_type(const Tensor& a, const Tensor& b);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+
+/// Exact equality of shape, dtype and every element (compares on the host).
+bool equal(const Tensor& a, const Tensor& b);
+/// |a - b| <= atol + rtol * |b| elementwise, same shapes (compares in float64 on the host).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+}  // namespace tessera

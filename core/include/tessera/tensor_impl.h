@@ -1,0 +1,66 @@
+// tessera/tensor_impl.h — the object behind a Tensor: storage + view metadata.
+//
+// Ownership: intrusive reference count (thread-safe); Tensor is the handle.
+// Sizes and strides (in elements) live inline for up to 6 dims. A TensorImpl's
+// metadata is not synchronized: mutating one (e.g. set_requires_grad later) from
+// several threads at once is a data race, like in PyTorch; reading is safe.
+#pragma once
+
+#include <tessera/array_ref.h>
+#include <tessera/dispatch_key.h>
+#include <tessera/dtype.h>
+#include <tessera/storage.h>
+
+#include <boost/container/small_vector.hpp>
+
+namespace tessera {
+
+using DimVector = boost::container::small_vector<int64_t, 6>;
+
+class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread_safe_counter> {
+ public:
+  /// A contiguous tensor over `storage` from element 0.
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes);
+  /// A view: any sizes, strides (elements) and offset (elements) over `storage`.
+  TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+
+  IntArrayRef sizes() const { return IntArrayRef(sizes_.data(), sizes_.size()); }
+  IntArrayRef strides() const { return IntArrayRef(strides_.data(), strides_.size()); }
+  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  int64_t numel() const { return numel_; }
+  ScalarType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  int64_t storage_offset() const { return offset_; }
+  const Storage& storage() const { return storage_; }
+  DispatchKeySet key_set() const { return key_set_; }
+  bool is_contiguous() const { return is_contiguous_; }
+  /// Address of the first element (null for zero-size or meta tensors).
+  void* data() const {
+    return storage_->data() ? static_cast<char*>(storage_->data()) + offset_ * int64_t(element_size(dtype_)) : nullptr;
+  }
+  const int64_t* sizes_data() const { return sizes_.data(); }
+  const int64_t* strides_data() const { return strides_.data(); }
+
+  /// A number given to an op in place of a tensor (a + 2): it takes part in type
+  /// promotion only by category, like PyTorch's wrapped numbers.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  void set_wrapped_number(bool v) { wrapped_number_ = v; }
+
+ private:
+  void refresh();
+
+  Storage storage_;
+  DimVector sizes_;
+  DimVector strides_;
+  int64_t offset_ = 0;
+  int64_t numel_ = 1;
+  ScalarType dtype_;
+  DispatchKeySet key_set_;
+  bool is_contiguous_ = true;
+  bool wrapped_number_ = false;
+};
+
+/// Row-major strides for `sizes`.
+DimVector contiguous_strides(IntArrayRef sizes);
+
+}  // namespace tessera

@@ -1,0 +1,11 @@
+// tessera/tessera.h — the whole C++ API.
+#pragma once
+
+#include <tessera/device.h>
+#include <tessera/dispatcher.h>
+#include <tessera/dlpack.h>
+#include <tessera/dtype.h>
+#include <tessera/error.h>
+#include <tessera/plugin.h>
+#include <tessera/scalar.h>
+#include <tessera/tensor.h>

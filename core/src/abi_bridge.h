@@ -1,0 +1,25 @@
+// Internal: converting between the C ABI's error objects and tessera::Error, and
+// between ABI dtype codes and ScalarType.
+#pragma once
+
+#include <tessera/abi.h>
+#include <tessera/dtype.h>
+#include <tessera/error.h>
+
+#include <string>
+
+namespace tessera {
+
+/// An error object the core hands to a plugin; freed by its destroy slot.
+TsrError* make_host_error(TsrErrorCode code, const std::string& message) noexcept;
+
+/// The tessera::ErrorCode matching an ABI error code.
+ErrorCode error_code_from_abi(TsrErrorCode code);
+
+/// Throws the Error matching `err`, with message "<context>: <plugin message>",
+/// and destroys `err` first. `err` must be non-null.
+[[noreturn]] void throw_abi_error(TsrError* err, const std::string& context);
+
+inline TsrDType to_abi_dtype(ScalarType t) { return static_cast<TsrDType>(t); }
+
+}  // namespace tessera

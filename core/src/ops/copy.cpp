@@ -1,0 +1,159 @@
+// Data movement: copy_ (also across devices), fill_, arange, empty.
+#include <tessera/error.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "../abi_bridge.h"
+#include "../plugin_host.h"
+#include "../structured.h"
+#include "ops.h"
+
+namespace tessera::ops {
+namespace {
+
+bool same_memory_region(const Tensor& a, const Tensor& b);
+}  // namespace
+
+Tensor transfer(const Operator& op, const Tensor& src, Device to) {
+  const DeviceTypeEntry& s = device_entry(src.device());
+  const DeviceTypeEntry& d = device_entry(to);
+  TSR_CHECK(!s.no_storage(), ValueError, op.name(), ": cannot copy data out of a tensor on device type '", s.name,
+            "', which holds no data (", dtype_name(src.scalar_type()), src.sizes(), ")");
+  const Tensor c = src.contiguous();
+  Tensor out = empty_on(c.sizes(), c.scalar_type(), to);
+  if (d.no_storage() || c.nbytes() == 0) return out;
+  TsrCopyRequest req{};
+  req.struct_size = sizeof(TsrCopyRequest);
+  req.nbytes = c.nbytes();
+  req.dst = out.data_ptr();
+  req.src = c.data_ptr();
+  req.dst_device_index = to.index();
+  req.src_device_index = src.device().index();
+  const DeviceTypeEntry* actor;
+  if (s.id == d.id) {
+    req.kind = TSR_COPY_DEVICE_TO_DEVICE;
+    actor = &d;
+  } else if (s.host_accessible()) {
+    req.kind = TSR_COPY_HOST_TO_DEVICE;
+    actor = &d;
+  } else if (d.host_accessible()) {
+    req.kind = TSR_COPY_DEVICE_TO_HOST;
+    actor = &s;
+  } else {
+    // Two hops: device -> host -> device.
+    return transfer(op, transfer(op, c, Device()), to);
+  }
+  TsrError* err = actor->desc.copy(actor->desc.context, &req);
+  if (err != nullptr) {
+    throw_abi_error(err, detail::str(op.name(), ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
+                                     to.str(), " (plugin '", actor->plugin->name, "') failed"));
+  }
+  if (req.kind == TSR_COPY_DEVICE_TO_HOST && actor->desc.stream_synchronize != nullptr) {
+    // The host may read the bytes as soon as we return.
+    err = actor->desc.stream_synchronize(actor->desc.context, src.device().index(), nullptr);
+    if (err != nullptr) throw_abi_error(err, op.name() + ": synchronizing after a device-to-host copy");
+  }
+  return out;
+}
+
+namespace {
+bool same_memory_region(const Tensor& a, const Tensor& b) {
+  return a.storage().get() == b.storage().get() && a.storage()->data() != nullptr;
+}
+
+void copy_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  Tensor src = c.tensor_arg(1);
+  check_writable(c.op(), self);
+  const DimVector shape = broadcast_shapes(c.op(), self.sizes(), src.sizes());
+  TSR_CHECK(IntArrayRef(shape).equals(self.sizes()), ValueError, c.op().name(), ": source of shape ", src.sizes(),
+            " cannot be broadcast to the destination's shape ", self.sizes());
+  c.device = self.device();
+  if (src.device() != self.device()) {
+    src = transfer(c.op(), src, self.device());
+  } else if (same_memory_region(self, src)) {
+    // Overlapping source and destination: read from a snapshot.
+    if (!(self.data_ptr() == src.data_ptr() && self.strides().equals(src.strides()) && self.sizes().equals(src.sizes())))
+      src = src.clone();
+  }
+  c.add_aliased_output(self);
+  c.set_tensor(0, self);
+  c.set_tensor(1, src.sizes().equals(self.sizes()) ? src : src.expand(self.sizes()));
+  TsrValue nb{};
+  nb.tag = TSR_VALUE_BOOL;
+  nb.as.b = c.arg(2).b ? 1 : 0;
+  c.set_value(2, nb);
+  c.dispatch_dtype = src.scalar_type();
+}
+
+void fill_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  check_writable(c.op(), self);
+  c.device = self.device();
+  c.add_aliased_output(self);
+  c.set_tensor(0, self);
+  const Scalar value = c.arg(1).to_scalar();
+  c.set_scalar(1, value, value.is_bool() ? kBool : value.is_integral() ? kLong : kDouble);
+  c.dispatch_dtype = self.scalar_type();
+}
+
+void arange_meta(StructuredCall& c) {
+  const Scalar start = c.arg(0).to_scalar(), end = c.arg(1).to_scalar(), step = c.arg(2).to_scalar();
+  const bool all_int = !start.is_floating_point() && !end.is_floating_point() && !step.is_floating_point();
+  const ScalarType dtype = c.arg(3).is_none() ? (all_int ? kLong : kDefaultFloat) : c.arg(3).dtype;
+  TSR_CHECK(dtype != kBool, TypeError, "arange: dtype bool is not supported");
+  TSR_CHECK(c.arg(4).tag == IValue::Tag::Device, ValueError, "arange: a device is required");
+  c.device = c.arg(4).device;
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  TSR_CHECK(std::isfinite(s) && std::isfinite(e) && std::isfinite(st), ValueError,
+            "arange: start, end and step must be finite, got ", start, ", ", end, ", ", step);
+  TSR_CHECK(st != 0, ValueError, "arange: step must be nonzero");
+  TSR_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange: upper bound ", end, " and lower bound ",
+            start, " are inconsistent with the sign of step ", step);
+  int64_t n;
+  if (all_int) {
+    const int64_t a = start.to_long(), b = end.to_long(), k = step.to_long();
+    n = k > 0 ? (b - a + k - 1) / k : (a - b + (-k) - 1) / (-k);
+  } else {
+    n = static_cast<int64_t>(std::ceil((e - s) / st));
+  }
+  c.add_output({n}, dtype);
+  const ScalarType as = (is_floating_type(dtype) || !all_int) ? kDouble : kLong;
+  c.set_scalar(0, start, as);
+  c.set_scalar(1, end, as);
+  c.set_scalar(2, step, as);
+  c.dispatch_dtype = dtype;
+}
+
+void empty_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  TSR_CHECK(f.args[2].tag == IValue::Tag::Device, ValueError, op.name(), ": a device is required");
+  const ScalarType dtype = f.args[1].is_none() ? kDefaultFloat : f.args[1].dtype;
+  f.outputs[0] = empty_on(f.args[0].int_list(), dtype, f.args[2].device);
+}
+
+}  // namespace
+
+const Operator& op_copy_() {
+  static const Operator& op = Dispatcher::instance().declare_structured(
+      "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kInPlace, &copy_meta);
+  return op;
+}
+const Operator& op_fill_() {
+  static const Operator& op = Dispatcher::instance().declare_structured(
+      "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kInPlace, &fill_meta);
+  return op;
+}
+const Operator& op_arange() {
+  static const Operator& op = Dispatcher::instance().declare_structured(
+      "arange(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+      kFactory, &arange_meta);
+  return op;
+}
+const Operator& op_empty() {
+  static const Operator& op = Dispatcher::instance().declare_composite(
+      "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor", kFactory, &empty_kernel);
+  return op;
+}
+
+}  // namespace tessera::ops

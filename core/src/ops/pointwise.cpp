@@ -1,0 +1,143 @@
+// Pointwise ops: add, sub, mul, div, neg, exp, relu and their in-place forms.
+// One meta rule per arity: promote (PyTorch result_type), broadcast, cast the
+// inputs to the compute dtype, and hand the kernel same-shape operands.
+#include <tessera/error.h>
+
+#include "../structured.h"
+#include "ops.h"
+
+namespace tessera::ops {
+namespace {
+
+enum class Binary { Add, Sub, Mul, Div };
+enum class Unary { Neg, Exp, Relu };
+
+// For an in-place op whose compute dtype differs from self's, the kernel writes
+// a temporary that is then copied into self; otherwise it writes self directly.
+void add_inplace_output(StructuredCall& c, const Tensor& self, IntArrayRef shape, ScalarType compute) {
+  check_writable(c.op(), self);
+  if (!self.sizes().equals(shape)) [[unlikely]] {
+    throw ValueError(detail::str(c.op().name(), ": output with shape ", self.sizes(),
+                                 " does not match the broadcast shape ", shape));
+  }
+  if (!can_cast(compute, self.scalar_type())) [[unlikely]] {
+    throw TypeError(detail::str(c.op().name(), ": result type ", dtype_name(compute),
+                                " cannot be cast to the desired output type ", dtype_name(self.scalar_type())));
+  }
+  if (compute == self.scalar_type()) {
+    c.add_aliased_output(self);
+  } else {
+    c.add_output(shape, compute);
+    c.copy_result_into(self);
+  }
+}
+
+template <Binary K, bool InPlace>
+void binary_meta(StructuredCall& c) {
+  const Tensor& a = c.tensor_arg(0);
+  const Tensor& b = c.tensor_arg(1);
+  c.device = common_device(c, {0, 1});
+  const ScalarType common = result_type({a.unsafeGetTensorImpl(), b.unsafeGetTensorImpl()});
+  ScalarType compute = common;
+  if constexpr (K == Binary::Sub) {
+    TSR_CHECK(common != kBool, TypeError, c.op().name(),
+              ": subtracting bool tensors is not supported; use logical_xor or bitwise_not instead; call: ",
+              describe_call(c.op(), c.frame()));
+  }
+  if constexpr (K == Binary::Add || K == Binary::Sub) {
+    const Scalar alpha = c.arg(2).to_scalar();
+    TSR_CHECK(!(alpha.is_floating_point() && !is_floating_type(compute)), TypeError, c.op().name(),
+              ": for integer or bool inputs alpha must not be a floating-point number (got ", alpha, ")");
+    TSR_CHECK(!(alpha.is_integral() && compute == kBool), TypeError, c.op().name(),
+              ": for bool inputs alpha must be a bool (got ", alpha, ")");
+    c.set_scalar(2, alpha, compute);
+  }
+  if constexpr (K == Binary::Div) {
+    const IValue& mode = c.arg(2);
+    if (mode.is_none()) {
+      if (!is_floating_type(compute)) compute = kDefaultFloat;  // true division
+      c.set_none(2);
+    } else {
+      TSR_CHECK(mode.tag == IValue::Tag::String && (mode.string() == "trunc" || mode.string() == "floor"), ValueError,
+                c.op().name(), ": rounding_mode must be None, 'trunc' or 'floor', got '",
+                mode.tag == IValue::Tag::String ? mode.string() : std::string_view("?"), "'");
+      TsrValue v{};
+      v.tag = TSR_VALUE_STRING;
+      v.as.string = mode.string() == "trunc" ? "trunc" : "floor";  // static storage for the kernel
+      c.set_value(2, v);
+    }
+  }
+  const DimVector shape = broadcast_shapes(c.op(), a.sizes(), b.sizes());
+  if constexpr (InPlace) {
+    add_inplace_output(c, a, shape, compute);
+  } else {
+    c.add_output(shape, compute);
+  }
+  c.set_tensor(0, cast_and_expand(a, compute, shape));
+  c.set_tensor(1, cast_and_expand(b, compute, shape));
+  c.dispatch_dtype = compute;
+}
+
+template <Unary K, bool InPlace>
+void unary_meta(StructuredCall& c) {
+  const Tensor& a = c.tensor_arg(0);
+  c.device = a.device();
+  ScalarType compute = a.scalar_type();
+  if constexpr (K == Unary::Neg) {
+    TSR_CHECK(compute != kBool, TypeError, c.op().name(),
+              ": negation of a bool tensor is not supported; use logical_not instead");
+  }
+  if constexpr (K == Unary::Relu) {
+    TSR_CHECK(compute != kBool, TypeError, c.op().name(), ": not supported for bool tensors");
+  }
+  if constexpr (K == Unary::Exp) {
+    if (!is_floating_type(compute)) compute = kDefaultFloat;
+  }
+  if constexpr (InPlace) {
+    add_inplace_output(c, a, a.sizes(), compute);
+  } else {
+    c.add_output(a.sizes(), compute);
+  }
+  c.set_tensor(0, cast_and_expand(a, compute, a.sizes()));
+  c.dispatch_dtype = compute;
+}
+
+Dispatcher& D() { return Dispatcher::instance(); }
+
+}  // namespace
+
+#define TSR_BINARY_OP(fn, K, schema, inplace_schema)                                                  \
+  const Operator& op_##fn() {                                                                         \
+    static const Operator& op = D().declare_structured(schema, kPointwise, &binary_meta<K, false>);   \
+    return op;                                                                                        \
+  }                                                                                                   \
+  const Operator& op_##fn##_() {                                                                      \
+    static const Operator& op = D().declare_inplace_variant(op_##fn(), inplace_schema, &binary_meta<K, true>); \
+    return op;                                                                                        \
+  }
+TSR_BINARY_OP(add, Binary::Add, "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+              "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
+TSR_BINARY_OP(sub, Binary::Sub, "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+              "sub_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
+TSR_BINARY_OP(mul, Binary::Mul, "mul(Tensor self, Tensor other) -> Tensor",
+              "mul_(Tensor(a!) self, Tensor other) -> Tensor(a!)")
+TSR_BINARY_OP(div, Binary::Div, "div(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor",
+              "div_(Tensor(a!) self, Tensor other, *, str? rounding_mode=None) -> Tensor(a!)")
+#undef TSR_BINARY_OP
+
+#define TSR_UNARY_OP(fn, K)                                                                                    \
+  const Operator& op_##fn() {                                                                                  \
+    static const Operator& op = D().declare_structured(#fn "(Tensor self) -> Tensor", kPointwise, &unary_meta<K, false>); \
+    return op;                                                                                                 \
+  }                                                                                                            \
+  const Operator& op_##fn##_() {                                                                               \
+    static const Operator& op =                                                                                \
+        D().declare_inplace_variant(op_##fn(), #fn "_(Tensor(a!) self) -> Tensor(a!)", &unary_meta<K, true>);   \
+    return op;                                                                                                 \
+  }
+TSR_UNARY_OP(neg, Unary::Neg)
+TSR_UNARY_OP(exp, Unary::Exp)
+TSR_UNARY_OP(relu, Unary::Relu)
+#undef TSR_UNARY_OP
+
+}  // namespace tessera::ops

@@ -1,0 +1,330 @@
+// View ops: metadata only, for every device. Each makes a new TensorImpl over the
+// same storage; none touches data. reshape/contiguous/clone copy when they must.
+#include <tessera/error.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "../structured.h"
+#include "ops.h"
+
+namespace tessera::ops {
+namespace {
+
+Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  auto impl = boost::intrusive_ptr<TensorImpl>(
+      new TensorImpl(base.storage(), base.scalar_type(), sizes, strides, offset));
+  return Tensor(std::move(impl));
+}
+
+const Tensor& self_of(const Operator& op, const Frame& f) {
+  const IValue& v = f.args[0];
+  TSR_CHECK(v.tag == IValue::Tag::Tensor && v.tensor->defined(), ValueError, op.name(),
+            ": expected a defined tensor as self");
+  return *v.tensor;
+}
+
+// Resolves one -1 in `shape` so that it holds numel elements.
+DimVector infer_size(const Operator& op, IntArrayRef shape, int64_t numel, IntArrayRef from) {
+  DimVector out(shape.begin(), shape.end());
+  int64_t known = 1;
+  int infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      TSR_CHECK(infer < 0, ValueError, op.name(), ": only one dimension can be -1, got shape ", shape);
+      infer = static_cast<int>(i);
+    } else {
+      TSR_CHECK(out[i] >= 0, ValueError, op.name(), ": invalid size ", out[i], " in shape ", shape);
+      known *= out[i];
+    }
+  }
+  if (infer >= 0) {
+    TSR_CHECK(known != 0 && numel % known == 0, ValueError, op.name(), ": shape ", shape,
+              " is invalid for a tensor of shape ", from, " (", numel, " elements)");
+    out[infer] = numel / known;
+  } else {
+    TSR_CHECK(known == numel, ValueError, op.name(), ": shape ", shape, " is invalid for a tensor of shape ", from,
+              " (", numel, " elements)");
+  }
+  return out;
+}
+
+// Strides for viewing (sizes, strides) as new_sizes without copying, if possible
+// (groups of old dims that are contiguous among themselves may be re-split).
+std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
+  DimVector out(new_sizes.size());
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
+  if (numel == 0) {
+    DimVector c = contiguous_strides(new_sizes);
+    return c;
+  }
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= sizes[d];
+    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+        out[view_d] = view_numel * chunk_base_stride;
+        view_numel *= new_sizes[view_d];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[d - 1];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) {
+    // Trailing size-1 dims of the view.
+    while (view_d >= 0) {
+      if (new_sizes[view_d] != 1) return std::nullopt;
+      out[view_d] = 1;
+      --view_d;
+    }
+  }
+  return out;
+}
+
+void view_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const DimVector shape = infer_size(op, f.args[1].int_list(), self.numel(), self.sizes());
+  auto strides = view_strides(self.sizes(), self.strides(), shape);
+  TSR_CHECK(strides.has_value(), ValueError, "view: shape ", IntArrayRef(shape),
+            " is not compatible with the tensor's size ", self.sizes(), " and stride ", self.strides(),
+            " (at least one dimension spans two contiguous subspaces); use reshape instead");
+  f.outputs[0] = make_view(self, shape, *strides, self.storage_offset());
+}
+
+void reshape_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const DimVector shape = infer_size(op, f.args[1].int_list(), self.numel(), self.sizes());
+  if (auto strides = view_strides(self.sizes(), self.strides(), shape)) {
+    f.outputs[0] = make_view(self, shape, *strides, self.storage_offset());
+  } else {
+    f.outputs[0] = self.clone().view(shape);
+  }
+}
+
+void transpose_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const int64_t a = wrap_dim(op, f.args[1].i, self.dim()), b = wrap_dim(op, f.args[2].i, self.dim());
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
+  if (self.dim() > 0) {
+    std::swap(sizes[a], sizes[b]);
+    std::swap(strides[a], strides[b]);
+  }
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void permute_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const IntArrayRef dims = f.args[1].int_list();
+  TSR_CHECK(int64_t(dims.size()) == self.dim(), ValueError, "permute: number of dims ", dims.size(),
+            " does not match the tensor's ", self.dim(), " dims (dims=", dims, ")");
+  DimVector sizes(dims.size()), strides(dims.size());
+  bool seen[64] = {};
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = wrap_dim(op, dims[i], self.dim());
+    TSR_CHECK(!seen[d], ValueError, "permute: dim ", d, " repeats in dims=", dims);
+    seen[d] = true;
+    sizes[i] = self.size(d);
+    strides[i] = self.stride(d);
+  }
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void slice_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  TSR_CHECK(self.dim() > 0, IndexError, "slice: cannot slice a 0-d tensor");
+  const int64_t dim = wrap_dim(op, f.args[1].i, self.dim());
+  const int64_t size = self.size(dim);
+  const int64_t step = f.args[4].i;
+  TSR_CHECK(step > 0, ValueError, "slice: step must be positive, got ", step);
+  // Python slice semantics: negative bounds count from the end; out-of-range bounds clamp.
+  auto clamp = [&](const IValue& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    int64_t x = v.i;
+    if (x < 0) x += size;
+    return std::clamp<int64_t>(x, 0, size);
+  };
+  const int64_t start = clamp(f.args[2], 0);
+  const int64_t end = std::max(clamp(f.args[3], size), start);
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
+  sizes[dim] = (end - start + step - 1) / step;
+  strides[dim] *= step;
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset() + start * self.stride(dim));
+}
+
+void narrow_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  TSR_CHECK(self.dim() > 0, IndexError, "narrow: cannot narrow a 0-d tensor");
+  const int64_t dim = wrap_dim(op, f.args[1].i, self.dim());
+  const int64_t size = self.size(dim);
+  int64_t start = f.args[2].i;
+  const int64_t length = f.args[3].i;
+  TSR_CHECK(start >= -size && start <= size, IndexError, "narrow: start ", start, " is out of range for dimension ",
+            dim, " of size ", size);
+  if (start < 0) start += size;
+  TSR_CHECK(length >= 0 && start + length <= size, IndexError, "narrow: start (", start, ") + length (", length,
+            ") exceeds dimension ", dim, " of size ", size);
+  DimVector sizes(self.sizes().begin(), self.sizes().end());
+  sizes[dim] = length;
+  f.outputs[0] = make_view(self, sizes, self.strides(), self.storage_offset() + start * self.stride(dim));
+}
+
+void select_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  TSR_CHECK(self.dim() > 0, IndexError, "select: cannot select from a 0-d tensor");
+  const int64_t dim = wrap_dim(op, f.args[1].i, self.dim());
+  const int64_t size = self.size(dim);
+  int64_t index = f.args[2].i;
+  TSR_CHECK(index >= -size && index < size, IndexError, "select: index ", index, " is out of range for dimension ",
+            dim, " of size ", size);
+  if (index < 0) index += size;
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
+  sizes.erase(sizes.begin() + dim);
+  strides.erase(strides.begin() + dim);
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset() + index * self.stride(dim));
+}
+
+void squeeze_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  DimVector sizes, strides;
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (self.size(d) == 1) continue;
+    sizes.push_back(self.size(d));
+    strides.push_back(self.stride(d));
+  }
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void squeeze_dim_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const int64_t dim = wrap_dim(op, f.args[1].i, self.dim());
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
+  if (self.dim() > 0 && sizes[dim] == 1) {
+    sizes.erase(sizes.begin() + dim);
+    strides.erase(strides.begin() + dim);
+  }
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void unsqueeze_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const int64_t dim = wrap_dim(op, f.args[1].i, self.dim() + 1);
+  DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
+  const int64_t stride = dim < self.dim() ? sizes[dim] * strides[dim] : 1;
+  sizes.insert(sizes.begin() + dim, 1);
+  strides.insert(strides.begin() + dim, stride);
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void expand_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const IntArrayRef want = f.args[1].int_list();
+  TSR_CHECK(int64_t(want.size()) >= self.dim(), ValueError, "expand: the number of sizes (", want.size(),
+            ") must be at least the tensor's number of dims (", self.dim(), "); shape ", self.sizes(), " to ", want);
+  const int64_t lead = static_cast<int64_t>(want.size()) - self.dim();
+  DimVector sizes(want.size()), strides(want.size());
+  for (int64_t i = int64_t(want.size()) - 1; i >= 0; --i) {
+    const int64_t j = i - lead;
+    if (j < 0) {
+      TSR_CHECK(want[i] >= 0, ValueError, "expand: size -1 is not allowed for a new leading dimension; shape ",
+                self.sizes(), " to ", want);
+      sizes[i] = want[i];
+      strides[i] = 0;
+      continue;
+    }
+    const int64_t have = self.size(j);
+    const int64_t target = want[i] == -1 ? have : want[i];
+    if (have == target) {
+      sizes[i] = have;
+      strides[i] = self.stride(j);
+    } else {
+      TSR_CHECK(have == 1 && target >= 0, ValueError, "expand: the size ", have, " of dimension ", j,
+                " must match the expanded size ", want[i], " (only size-1 dims expand); shape ", self.sizes(), " to ",
+                want);
+      sizes[i] = target;
+      strides[i] = 0;
+    }
+  }
+  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
+}
+
+void as_strided_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  const IntArrayRef sizes = f.args[1].int_list(), strides = f.args[2].int_list();
+  const int64_t offset = f.args[3].is_none() ? self.storage_offset() : f.args[3].i;
+  TSR_CHECK(sizes.size() == strides.size(), ValueError, "as_strided: sizes ", sizes, " and strides ", strides,
+            " differ in length");
+  TSR_CHECK(offset >= 0, ValueError, "as_strided: negative storage offset ", offset);
+  int64_t max_index = offset, numel = 1;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    TSR_CHECK(sizes[i] >= 0, ValueError, "as_strided: negative size in ", sizes);
+    TSR_CHECK(strides[i] >= 0, ValueError, "as_strided: negative stride in ", strides);
+    numel *= sizes[i];
+    if (sizes[i] > 0) max_index += (sizes[i] - 1) * strides[i];
+  }
+  const int64_t capacity = static_cast<int64_t>(self.storage()->nbytes() / self.element_size());
+  TSR_CHECK(numel == 0 || max_index < capacity, ValueError, "as_strided: sizes ", sizes, ", strides ", strides,
+            " and offset ", offset, " reach element ", max_index, ", beyond the storage's ", capacity, " elements");
+  f.outputs[0] = make_view(self, sizes, strides, offset);
+}
+
+void contiguous_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  f.outputs[0] = self.is_contiguous() ? self : self.clone();
+}
+
+void clone_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = self_of(op, f);
+  Tensor out = empty_on(self.sizes(), self.scalar_type(), self.device());
+  out.copy_(self);
+  f.outputs[0] = std::move(out);
+}
+
+Dispatcher& D() { return Dispatcher::instance(); }
+
+}  // namespace
+
+#define TSR_VIEW_OP(fn, schema, kernel, flags)                                 \
+  const Operator& op_##fn() {                                                  \
+    static const Operator& op = D().declare_composite(schema, flags, &kernel); \
+    return op;                                                                 \
+  }
+TSR_VIEW_OP(view, "view(Tensor(a) self, int[] size) -> Tensor(a)", view_kernel, kView)
+TSR_VIEW_OP(reshape, "reshape(Tensor(a) self, int[] shape) -> Tensor(a)", reshape_kernel, 0)
+TSR_VIEW_OP(transpose, "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel, kView)
+TSR_VIEW_OP(permute, "permute(Tensor(a) self, int[] dims) -> Tensor(a)", permute_kernel, kView)
+TSR_VIEW_OP(narrow, "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)", narrow_kernel, kView)
+TSR_VIEW_OP(slice, "slice(Tensor(a) self, int dim=0, int? start=None, int? end=None, int step=1) -> Tensor(a)",
+            slice_kernel, kView)
+TSR_VIEW_OP(select, "select(Tensor(a) self, int dim, int index) -> Tensor(a)", select_kernel, kView)
+TSR_VIEW_OP(squeeze, "squeeze(Tensor(a) self) -> Tensor(a)", squeeze_kernel, kView)
+TSR_VIEW_OP(squeeze_dim, "squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)", squeeze_dim_kernel, kView)
+TSR_VIEW_OP(unsqueeze, "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", unsqueeze_kernel, kView)
+TSR_VIEW_OP(expand, "expand(Tensor(a) self, int[] size) -> Tensor(a)", expand_kernel, kView)
+TSR_VIEW_OP(as_strided, "as_strided(Tensor(a) self, int[] size, int[] stride, int? storage_offset=None) -> Tensor(a)",
+            as_strided_kernel, kView)
+TSR_VIEW_OP(contiguous, "contiguous(Tensor(a) self) -> Tensor(a)", contiguous_kernel, 0)
+TSR_VIEW_OP(clone, "clone(Tensor self) -> Tensor", clone_kernel, 0)
+#undef TSR_VIEW_OP
+
+void declare_all_ops() {
+  for (auto f : {&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_, &op_neg, &op_neg_, &op_exp,
+                 &op_exp_, &op_relu, &op_relu_, &op_sum, &op_mm, &op_bmm, &op_matmul, &op_copy_, &op_fill_, &op_arange,
+                 &op_empty, &op_view, &op_reshape, &op_transpose, &op_permute, &op_narrow, &op_slice, &op_select,
+                 &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand, &op_as_strided, &op_contiguous, &op_clone})
+    f();
+}
+
+namespace {
+// Ops exist before any plugin can register kernels for them.
+const bool g_declared = (declare_all_ops(), true);
+}  // namespace
+
+}  // namespace tessera::ops

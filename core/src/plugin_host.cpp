@@ -1,0 +1,447 @@
+// The plugin host: finds, loads and negotiates with plugins, takes their
+// registrations (staged during initialize, committed only if it succeeds), and
+// keeps each plugin's library loaded while anything it produced lives.
+#define BOOST_DLL_USE_STD_FS 1
+#include "plugin_host.h"
+
+#include <tessera/dispatcher.h>
+#include <tessera/error.h>
+
+#include <algorithm>
+#include <boost/dll/runtime_symbol_info.hpp>
+#include <boost/dll/shared_library.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "abi_bridge.h"
+#include "device_registry.h"
+#include "plugin_kernels.h"
+
+namespace fs = std::filesystem;
+
+namespace tessera {
+
+void intrusive_ptr_add_ref(PluginRecord* p) { p->refs.fetch_add(1, std::memory_order_relaxed); }
+void intrusive_ptr_release(PluginRecord* p) {
+  // The host's list holds a reference for the life of the process, so this never
+  // reaches zero while the plugin is registered; unloading is explicit and later.
+  p->refs.fetch_sub(1, std::memory_order_acq_rel);
+}
+
+PluginInfo PluginRecord::describe() const {
+  PluginInfo out;
+  out.name = name;
+  out.version = version;
+  out.description = description;
+  out.path = path;
+  out.abi_major = abi_version.major;
+  out.abi_minor = abi_version.minor;
+  out.device_types = device_types;
+  out.kernels = kernels;
+  return out;
+}
+
+uint32_t abi_version_major() { return TSR_ABI_VERSION_MAJOR; }
+uint32_t abi_version_minor() { return TSR_ABI_VERSION_MINOR; }
+
+namespace {
+
+// Registrations a plugin makes during initialize, committed only on success.
+struct PendingKernel {
+  std::string op;
+  std::string device_type;
+  uint64_t dtype_mask;
+  TsrKernelFn fn;
+  void* context;
+};
+struct Staging {
+  PluginRecord* plugin;
+  std::vector<DeviceTypeEntry> device_types;
+  std::vector<PendingKernel> kernels;
+  bool open = true;  // registration allowed (only during initialize)
+};
+
+struct HostState {
+  std::recursive_mutex mutex;
+  std::vector<PluginRecord*> plugins;  // never freed: the process keeps them loaded
+  std::vector<std::string> load_errors;
+  std::once_flag defaults_once;
+};
+HostState& host() {
+  static HostState* s = new HostState();  // leaked on purpose: plugins outlive static destructors
+  return *s;
+}
+
+bool valid_name(const char* s) {
+  if (s == nullptr || !(*s >= 'a' && *s <= 'z')) return false;
+  for (const char* p = s; *p; ++p)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
+  return std::strlen(s) <= 64;
+}
+
+template <typename T>
+bool has_field(size_t struct_size, size_t offset) {
+  return struct_size >= offset + sizeof(T);
+}
+#define TSR_HAS(desc, field) has_field<decltype((desc).field)>((desc).struct_size, offsetof(std::remove_reference_t<decltype(desc)>, field))
+
+std::string dtype_mask_names(uint64_t mask, std::vector<std::string>* list = nullptr) {
+  std::string s;
+  for (int d = 0; d < kNumScalarTypes; ++d) {
+    if (mask & TSR_DTYPE_BIT(d)) {
+      std::string n(dtype_name(static_cast<ScalarType>(d)));
+      if (list) list->push_back(n);
+      s += (s.empty() ? "" : ", ") + n;
+    }
+  }
+  return s;
+}
+
+TsrError* host_register_device_type(TsrHostContext ctx, const TsrDeviceTypeDesc* desc) {
+  auto* st = reinterpret_cast<Staging*>(ctx);
+  const std::string who = "plugin '" + st->plugin->name + "'";
+  if (!st->open) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_device_type called after initialize returned");
+  if (desc == nullptr || desc->struct_size < offsetof(TsrDeviceTypeDesc, describe_device))
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_device_type: description is NULL or too small");
+  if (!valid_name(desc->name))
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": device type name '" + (desc->name ? desc->name : "(null)") +
+                                                           "' must match [a-z][a-z0-9_]* (at most 64 characters)");
+  DeviceTypeEntry e;
+  std::memcpy(&e.desc, desc, std::min(desc->struct_size, sizeof(TsrDeviceTypeDesc)));
+  e.desc.struct_size = sizeof(TsrDeviceTypeDesc);
+  e.name = desc->name;
+  e.desc.name = nullptr;  // borrowed by the call only; we keep e.name
+  e.plugin = st->plugin;
+  const std::string dev = who + ": device type '" + e.name + "'";
+  if (e.desc.device_count == nullptr) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + " has no device_count function");
+  if (!e.no_storage() && (e.desc.allocate == nullptr || e.desc.deallocate == nullptr || e.desc.copy == nullptr))
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + " holds memory but lacks allocate, deallocate or copy");
+  if (e.desc.memory_alignment == 0 || (e.desc.memory_alignment & (e.desc.memory_alignment - 1)) != 0)
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + ": memory_alignment must be a power of two");
+  if (device_registry::find(e.name) != nullptr)
+    return make_host_error(TSR_ERROR_ALREADY_EXISTS, dev + " is already registered by plugin '" +
+                                                         device_registry::find(e.name)->plugin->name + "'");
+  if (const DeviceTypeEntry* other = device_registry::find_dlpack(e.desc.dlpack_device_type))
+    return make_host_error(TSR_ERROR_ALREADY_EXISTS, dev + ": DLPack device type " + std::to_string(e.desc.dlpack_device_type) +
+                                                         " is already taken by device type '" + other->name + "'");
+  for (const auto& p : st->device_types)
+    if (p.name == e.name) return make_host_error(TSR_ERROR_ALREADY_EXISTS, dev + " registered twice");
+  st->device_types.push_back(std::move(e));
+  return nullptr;
+}
+
+TsrError* host_register_kernel(TsrHostContext ctx, const TsrKernelDesc* desc) {
+  auto* st = reinterpret_cast<Staging*>(ctx);
+  const std::string who = "plugin '" + st->plugin->name + "'";
+  if (!st->open) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_kernel called after initialize returned");
+  if (desc == nullptr || desc->struct_size < offsetof(TsrKernelDesc, context) + sizeof(void*))
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_kernel: description is NULL or too small");
+  if (desc->op_name == nullptr || desc->device_type == nullptr || desc->fn == nullptr)
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_kernel: op_name, device_type and fn are required");
+  const std::string what = who + ": kernel for op '" + desc->op_name + "' on '" + desc->device_type + "'";
+  Operator* op = Dispatcher::instance().find(desc->op_name);
+  if (op == nullptr) return make_host_error(TSR_ERROR_NOT_FOUND, what + ": this core has no op named '" + desc->op_name + "'");
+  if (!op->is_structured())
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": '" + desc->op_name + "' is implemented by the core for every device and takes no kernels");
+  const DeviceTypeEntry* dev = device_registry::find(desc->device_type);
+  const DeviceTypeEntry* pending = nullptr;
+  for (const auto& p : st->device_types)
+    if (p.name == desc->device_type) pending = &p;
+  if (dev == nullptr && pending == nullptr)
+    return make_host_error(TSR_ERROR_NOT_FOUND, what + ": unknown device type '" + desc->device_type + "'");
+  const DeviceTypeEntry& d = dev ? *dev : *pending;
+  if (d.no_storage())
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": device type '" + d.name + "' holds no memory; its ops run shape rules only");
+  const uint64_t known = (uint64_t{1} << kNumScalarTypes) - 1;
+  if (desc->dtype_mask == 0 || (desc->dtype_mask & ~known) != 0)
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": dtype_mask must be a non-empty set of ABI 1.0 dtypes");
+  uint64_t taken = 0;
+  if (dev != nullptr) taken = registered_dtype_mask(*op, dev->id);
+  for (const auto& k : st->kernels)
+    if (k.op == desc->op_name && k.device_type == desc->device_type) taken |= k.dtype_mask;
+  if (taken & desc->dtype_mask)
+    return make_host_error(TSR_ERROR_ALREADY_EXISTS, what + ": dtypes " + dtype_mask_names(taken & desc->dtype_mask) +
+                                                         " already have a kernel");
+  st->kernels.push_back({desc->op_name, desc->device_type, desc->dtype_mask, desc->fn, desc->context});
+  return nullptr;
+}
+
+void host_log(TsrHostContext ctx, int32_t level, const char* message) {
+  auto* plugin = reinterpret_cast<Staging*>(ctx)->plugin;
+  static const bool verbose = [] {
+    const char* v = std::getenv("TESSERA_VERBOSE");
+    return v != nullptr && *v && std::strcmp(v, "0") != 0;
+  }();
+  if (level < TSR_LOG_WARNING && !verbose) return;
+  static const char* names[] = {"debug", "info", "warning", "error"};
+  std::fprintf(stderr, "[tessera] plugin %s %s: %s\n", plugin->name.c_str(), names[std::clamp(level, 0, 3)],
+               message ? message : "");
+}
+
+void query_device_count(DeviceTypeEntry& e) {
+  int32_t count = 0;
+  TsrError* err = nullptr;
+  try {
+    err = e.desc.device_count(e.desc.context, &count);
+  } catch (...) {
+    e.unavailable_reason = "device_count threw a C++ exception across the C ABI";
+    e.device_count = 0;
+    return;
+  }
+  if (err != nullptr) {
+    e.unavailable_reason = err->message ? err->message : "unavailable";
+    err->destroy(err);
+    count = 0;
+  }
+  e.device_count = std::max(count, 0);
+}
+
+// The Staging object must outlive the plugin's use of its context pointer
+// (log may be called at any time), so it lives with the record.
+struct LoadedPlugin {
+  PluginRecord record;
+  Staging staging;
+};
+
+PluginInfo load_plugin_locked(const std::string& path_text) {
+  const fs::path path(path_text);
+  std::error_code ec;
+  TSR_CHECK(fs::exists(path, ec), PluginError, "cannot load plugin '", path_text, "': file not found");
+  TSR_CHECK(fs::is_regular_file(path, ec), PluginError, "cannot load plugin '", path_text, "': not a regular file");
+  const std::string canonical = fs::canonical(path, ec).string();
+  for (PluginRecord* p : host().plugins) {
+    TSR_CHECK(p->path != canonical, PluginError, "plugin '", p->name, "' is already loaded from '", canonical, "'");
+  }
+
+  auto lib = std::make_shared<boost::dll::shared_library>();
+  try {
+    lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
+  } catch (const std::exception& e) {
+    throw PluginError(detail::str("cannot load plugin '", path_text, "': not a loadable shared library (", e.what(), ")"));
+  }
+  TSR_CHECK(lib->has(TSR_PLUGIN_ENTRY_SYMBOL), PluginError, "cannot load plugin '", path_text,
+            "': it is a shared library but not a Tessera plugin (no exported symbol '", TSR_PLUGIN_ENTRY_SYMBOL, "')");
+  auto entry = lib->get<const TsrPluginInfo*(const TsrHostOffer*)>(TSR_PLUGIN_ENTRY_SYMBOL);
+
+  const TsrHostOffer offer = {sizeof(TsrHostOffer), {TSR_ABI_VERSION_MAJOR, 0}, {TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR}};
+  const TsrPluginInfo* info = nullptr;
+  try {
+    info = entry(&offer);
+  } catch (...) {
+    throw PluginError(detail::str("cannot load plugin '", path_text, "': its entry point threw a C++ exception"));
+  }
+  TSR_CHECK(info != nullptr, PluginError, "cannot load plugin '", path_text, "': it declined to load (its entry point returned NULL for host ABI ",
+            TSR_ABI_VERSION_MAJOR, ".0-", TSR_ABI_VERSION_MAJOR, ".", TSR_ABI_VERSION_MINOR, ")");
+  TSR_CHECK(info->struct_size >= offsetof(TsrPluginInfo, abi_version) + sizeof(TsrVersion), PluginError,
+            "cannot load plugin '", path_text, "': malformed plugin description (struct_size ", info->struct_size, ")");
+  const std::string name = (info->struct_size >= offsetof(TsrPluginInfo, name) + sizeof(char*) && info->name) ? info->name : "?";
+  // Rule 2: on a major mismatch nothing else of the plugin is called.
+  TSR_CHECK(info->abi_version.major == TSR_ABI_VERSION_MAJOR, PluginError, "cannot load plugin '", name, "' from '",
+            path_text, "': it implements Tessera ABI ", info->abi_version.major, ".", info->abi_version.minor,
+            " but this core implements ABI ", TSR_ABI_VERSION_MAJOR, ".", TSR_ABI_VERSION_MINOR,
+            " (the major versions must match)");
+  TSR_CHECK(info->struct_size >= offsetof(TsrPluginInfo, initialize) + sizeof(void*) && info->initialize != nullptr,
+            PluginError, "cannot load plugin '", name, "' from '", path_text, "': it has no initialize function");
+  TSR_CHECK(valid_name(info->name), PluginError, "cannot load plugin from '", path_text, "': plugin name '", name,
+            "' must match [a-z][a-z0-9_]*");
+  for (PluginRecord* p : host().plugins) {
+    TSR_CHECK(p->name != name, PluginError, "cannot load plugin '", name, "' from '", path_text,
+              "': a plugin of that name is already loaded from '", p->path, "'");
+  }
+
+  auto loaded = std::make_unique<LoadedPlugin>();
+  PluginRecord& rec = loaded->record;
+  rec.name = name;
+  rec.version = info->version ? info->version : "";
+  rec.description = info->description ? info->description : "";
+  rec.path = canonical;
+  rec.abi_version = info->abi_version;
+  rec.info = info;
+  rec.library = lib;
+  loaded->staging.plugin = &rec;
+  rec.host_api = TsrHostApi{sizeof(TsrHostApi), {TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR},
+                            reinterpret_cast<TsrHostContext>(&loaded->staging), &host_register_device_type,
+                            &host_register_kernel, &host_log};
+
+  TsrError* err = nullptr;
+  try {
+    err = info->initialize(&rec.host_api, &rec.state);
+  } catch (...) {
+    err = make_host_error(TSR_ERROR_INTERNAL, "initialize threw a C++ exception across the C ABI");
+  }
+  loaded->staging.open = false;
+  if (err != nullptr) {
+    throw_abi_error(err, detail::str("plugin '", name, "' (", path_text, ") failed to initialize; nothing of it was registered"));
+  }
+
+  // Commit: device types first (kernels refer to them), then kernels.
+  Staging& st = loaded->staging;
+  for (DeviceTypeEntry& e : st.device_types) {
+    query_device_count(e);
+    DeviceTypeEntry* added = device_registry::add(std::move(e));
+    rec.device_types.push_back(added->name);
+  }
+  for (const PendingKernel& k : st.kernels) {
+    const DeviceTypeEntry* dev = device_registry::find(k.device_type);
+    install_plugin_kernel(Dispatcher::instance().get(k.op), dev->id, k.dtype_mask, k.fn, k.context, &rec);
+    KernelInfo ki{k.op, k.device_type, {}};
+    dtype_mask_names(k.dtype_mask, &ki.dtypes);
+    rec.kernels.push_back(std::move(ki));
+  }
+  st.device_types.clear();
+  st.kernels.clear();
+  intrusive_ptr_add_ref(&rec);  // the host's own reference
+  PluginRecord* kept = &loaded.release()->record;
+  host().plugins.push_back(kept);
+  return kept->describe();
+}
+
+std::vector<std::string> split_path(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ':'))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> plugin_search_path() {
+  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH"); env != nullptr) return split_path(env);
+  const fs::path lib_dir = boost::dll::this_line_location().parent_path();
+  return {(lib_dir / "tessera" / "plugins").string()};
+}
+
+PluginInfo load_plugin(const std::string& path) {
+  std::lock_guard<std::recursive_mutex> lock(host().mutex);
+  return load_plugin_locked(path);
+}
+
+void load_default_plugins() {
+  std::call_once(host().defaults_once, [] {
+    std::lock_guard<std::recursive_mutex> lock(host().mutex);
+    for (const std::string& entry : plugin_search_path()) {
+      std::error_code ec;
+      std::vector<std::string> files;
+      if (fs::is_directory(entry, ec)) {
+        for (const auto& f : fs::directory_iterator(entry, ec))
+          if (f.is_regular_file() && f.path().extension() == ".so") files.push_back(f.path().string());
+        std::sort(files.begin(), files.end());
+      } else if (fs::exists(entry, ec)) {
+        files.push_back(entry);
+      } else {
+        host().load_errors.push_back(entry + ": not found");
+        continue;
+      }
+      for (const std::string& f : files) {
+        try {
+          load_plugin_locked(f);
+        } catch (const PluginError& e) {
+          // An already-loaded plugin (explicit load before autoload) is not an error.
+          if (std::string(e.what()).find("is already loaded") == std::string::npos) host().load_errors.push_back(e.what());
+        } catch (const std::exception& e) {
+          host().load_errors.push_back(f + ": " + e.what());
+        }
+      }
+    }
+  });
+}
+
+std::vector<PluginInfo> plugins() {
+  load_default_plugins();
+  std::lock_guard<std::recursive_mutex> lock(host().mutex);
+  std::vector<PluginInfo> out;
+  for (PluginRecord* p : host().plugins) out.push_back(p->describe());
+  return out;
+}
+
+std::vector<std::string> plugin_load_errors() {
+  load_default_plugins();
+  std::lock_guard<std::recursive_mutex> lock(host().mutex);
+  return host().load_errors;
+}
+
+std::vector<DeviceTypeSummary> device_types() {
+  load_default_plugins();
+  std::vector<DeviceTypeSummary> out;
+  for (const DeviceTypeEntry* e : device_registry::all()) {
+    DeviceTypeSummary s;
+    s.name = e->name;
+    s.plugin = e->plugin->name;
+    s.dlpack_device_type = e->desc.dlpack_device_type;
+    s.capabilities = e->desc.capabilities;
+    s.device_count = e->device_count;
+    s.unavailable_reason = e->unavailable_reason;
+    for (int i = 0; i < e->device_count; ++i) {
+      if (e->desc.describe_device == nullptr) break;
+      char buf[256] = {0};
+      TsrError* err = e->desc.describe_device(e->desc.context, i, buf, sizeof(buf));
+      if (err != nullptr) {
+        s.device_descriptions.push_back(std::string("(describe_device failed: ") + (err->message ? err->message : "") + ")");
+        err->destroy(err);
+      } else {
+        buf[sizeof(buf) - 1] = 0;
+        s.device_descriptions.push_back(buf);
+      }
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<Device> devices() {
+  std::vector<Device> out;
+  load_default_plugins();
+  for (const DeviceTypeEntry* e : device_registry::all())
+    for (int i = 0; i < e->device_count; ++i) out.emplace_back(e->id, i);
+  return out;
+}
+
+std::string info_text() {
+  std::ostringstream os;
+  os << "Tessera core, ABI " << TSR_ABI_VERSION_MAJOR << "." << TSR_ABI_VERSION_MINOR << "\n";
+  os << "Plugin search path:";
+  for (const auto& p : plugin_search_path()) os << " " << p;
+  os << "\n";
+  const auto types = device_types();
+  for (const PluginInfo& p : plugins()) {
+    os << "\nplugin " << p.name << " " << p.version << " (ABI " << p.abi_major << "." << p.abi_minor << ")\n";
+    os << "  path: " << p.path << "\n";
+    if (!p.description.empty()) os << "  " << p.description << "\n";
+    for (const auto& t : types) {
+      if (t.plugin != p.name) continue;
+      os << "  device type " << t.name << ": " << t.device_count << " device(s), DLPack type " << t.dlpack_device_type;
+      std::vector<std::string> caps;
+      if (t.capabilities & TSR_DEVICE_CAP_HOST_ACCESSIBLE) caps.push_back("host-accessible");
+      if (t.capabilities & TSR_DEVICE_CAP_NO_STORAGE) caps.push_back("no-storage");
+      if (t.capabilities & TSR_DEVICE_CAP_ASYNC) caps.push_back("async");
+      if (t.capabilities & TSR_DEVICE_CAP_CACHING_ALLOCATOR) caps.push_back("caching-allocator");
+      for (size_t i = 0; i < caps.size(); ++i) os << (i ? ", " : ", capabilities: ") << caps[i];
+      os << "\n";
+      if (!t.unavailable_reason.empty()) os << "    unavailable: " << t.unavailable_reason << "\n";
+      for (size_t i = 0; i < t.device_descriptions.size(); ++i)
+        os << "    " << t.name << ":" << i << "  " << t.device_descriptions[i] << "\n";
+    }
+    os << "  kernels (" << p.kernels.size() << "):\n";
+    for (const KernelInfo& k : p.kernels) {
+      os << "    " << k.op << " [" << k.device_type << "]:";
+      for (size_t i = 0; i < k.dtypes.size(); ++i) os << (i ? ", " : " ") << k.dtypes[i];
+      os << "\n";
+    }
+  }
+  const auto errors = plugin_load_errors();
+  if (!errors.empty()) {
+    os << "\nplugins that failed to load:\n";
+    for (const auto& e : errors) os << "  " << e << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace tessera

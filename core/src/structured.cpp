@@ -1,0 +1,369 @@
+#include "structured.h"
+
+#include <tessera/error.h>
+
+#include <cstdio>
+
+#include "abi_bridge.h"
+#include "plugin_host.h"
+#include "plugin_kernels.h"
+
+namespace tessera {
+
+// ---------------------------------------------------------------------------
+// Allocation
+
+namespace {
+void device_deleter(StorageImpl& s) noexcept {
+  const auto* e = static_cast<const DeviceTypeEntry*>(s.deleter_context());
+  e->desc.deallocate(e->desc.context, s.device().index(), s.data(), s.nbytes(), nullptr);
+}
+}  // namespace
+
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
+  int64_t numel = 1;
+  for (int64_t s : sizes) {
+    TSR_CHECK(s >= 0, ValueError, "empty: negative size ", s, " in shape ", sizes);
+    numel *= s;
+  }
+  const DeviceTypeEntry& e = device_entry(device);
+  const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
+  Storage storage;
+  if (e.no_storage() || nbytes == 0) {
+    storage = Storage(new StorageImpl(nullptr, nbytes, device, nullptr, nullptr, PluginRef(e.plugin)));
+  } else {
+    if (device.index() < 0 || device.index() >= e.device_count) [[unlikely]] {
+      throw ValueError(detail::str("device ", device.str(), " does not exist: device type '", e.name, "' (plugin '",
+                                   e.plugin->name, "') has ", e.device_count, " device(s)",
+                                   e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
+    }
+    void* ptr = nullptr;
+    TsrError* err = e.desc.allocate(e.desc.context, device.index(), nbytes, nullptr, &ptr);
+    if (err != nullptr) [[unlikely]] {
+      throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin->name, "')"));
+    }
+    storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
+                                      PluginRef(e.plugin)));
+  }
+  return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes)));
+}
+
+// ---------------------------------------------------------------------------
+// StructuredCall
+
+const Tensor& StructuredCall::tensor_arg(int i) const {
+  const IValue& v = frame_.args[i];
+  if (v.tag != IValue::Tag::Tensor || !v.tensor->defined()) [[unlikely]] {
+    const auto& args = op_.schema().arguments;
+    throw ValueError(detail::str(op_.name(), ": argument '", i < int(args.size()) ? args[i].name : "?",
+                                 "' must be a defined tensor"));
+  }
+  return *v.tensor;
+}
+
+void StructuredCall::set_tensor(int i, Tensor t) {
+  held_[i] = std::move(t);
+  values_[i].tag = TSR_VALUE_TENSOR;
+  values_[i].as.tensor = nullptr;  // filled by run()
+  if (i >= num_args_) num_args_ = i + 1;
+}
+
+void StructuredCall::set_value(int i, const TsrValue& v) {
+  values_[i] = v;
+  if (i >= num_args_) num_args_ = i + 1;
+}
+
+void StructuredCall::set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
+  TsrValue v{};
+  if (as_dtype == kBool) {
+    v.tag = TSR_VALUE_BOOL;
+    v.as.b = s.to_bool() ? 1 : 0;
+  } else if (is_floating_type(as_dtype)) {
+    v.tag = TSR_VALUE_FLOAT;
+    v.as.f = s.to_double();
+  } else {
+    v.tag = TSR_VALUE_INT;
+    v.as.i = s.to_long();
+  }
+  set_value(i, v);
+}
+
+void StructuredCall::set_none(int i) { set_value(i, TsrValue{}); }
+
+void StructuredCall::set_int_list(int i, IntArrayRef list) {
+  DimVector& store = lists_[num_lists_++];
+  store.assign(list.begin(), list.end());
+  TsrValue v{};
+  v.tag = TSR_VALUE_INT_LIST;
+  v.as.int_list.data = store.data();
+  v.as.int_list.size = store.size();
+  set_value(i, v);
+}
+
+void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
+  out_sizes_[num_outputs_].assign(sizes.begin(), sizes.end());
+  out_dtypes_[num_outputs_] = dtype;
+  out_kind_[num_outputs_] = 0;
+  ++num_outputs_;
+}
+
+void StructuredCall::add_aliased_output(const Tensor& t) {
+  outputs_[num_outputs_] = t;
+  out_sizes_[num_outputs_].assign(t.sizes().begin(), t.sizes().end());
+  out_dtypes_[num_outputs_] = t.scalar_type();
+  out_kind_[num_outputs_] = 1;
+  ++num_outputs_;
+}
+
+void StructuredCall::add_data_dependent_output(ScalarType dtype) {
+  out_dtypes_[num_outputs_] = dtype;
+  out_kind_[num_outputs_] = 2;
+  ++num_outputs_;
+}
+
+void StructuredCall::make_dl(const TensorImpl& t, DLTensor& dl) const {
+  const DeviceTypeEntry& e = device_entry(t.device());
+  dl.data = t.data();
+  dl.device = DLDevice{static_cast<DLDeviceType>(e.desc.dlpack_device_type), t.device().index()};
+  dl.ndim = static_cast<int32_t>(t.dim());
+  dl.dtype = DLDataType{0, 0, 1};
+  dl.dtype.bits = static_cast<uint8_t>(element_size(t.dtype()) * 8);
+  switch (t.dtype()) {
+    case kBool: dl.dtype.code = kDLBool; break;
+    case kByte: dl.dtype.code = kDLUInt; break;
+    case kHalf: case kFloat: case kDouble: dl.dtype.code = kDLFloat; break;
+    case kBFloat16: dl.dtype.code = kDLBfloat; break;
+    default: dl.dtype.code = kDLInt; break;
+  }
+  dl.shape = const_cast<int64_t*>(t.sizes_data());
+  dl.strides = const_cast<int64_t*>(t.strides_data());
+  dl.byte_offset = 0;
+}
+
+TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim,
+                                     const int64_t* shape, DLTensor** out) {
+  auto* c = reinterpret_cast<StructuredCall*>(handle);
+  try {
+    const std::string who = c->op_.name() + ": allocate_output";
+    if (index >= size_t(c->num_outputs_) || c->out_kind_[index] != 2 || c->outputs_[index].defined())
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": output " + std::to_string(index) +
+                                                             " is not a data-dependent output awaiting allocation");
+    if (dtype != to_abi_dtype(c->out_dtypes_[index]))
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": output " + std::to_string(index) + " must have dtype " +
+                                                             std::string(dtype_name(c->out_dtypes_[index])));
+    if (ndim < 0 || (ndim > 0 && shape == nullptr) || out == nullptr)
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": bad ndim or NULL pointer");
+    for (int32_t d = 0; d < ndim; ++d)
+      if (shape[d] < 0) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": negative size in shape");
+    c->outputs_[index] = empty_on(IntArrayRef(shape, size_t(ndim)), c->out_dtypes_[index], c->device);
+    c->make_dl(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_outputs_[index]);
+    *out = &c->dl_outputs_[index];
+    return nullptr;
+  } catch (const std::exception& e) {
+    return make_host_error(TSR_ERROR_OUT_OF_MEMORY, e.what());
+  }
+}
+
+void StructuredCall::run() {
+  const DeviceTypeEntry& dev = device_entry(device);
+  bool all_empty = num_outputs_ > 0;
+  for (int i = 0; i < num_outputs_; ++i) {
+    if (out_kind_[i] == 0) outputs_[i] = empty_on(out_sizes_[i], out_dtypes_[i], device);
+    if (out_kind_[i] == 2) {
+      if (dev.no_storage()) [[unlikely]] {
+        throw NotImplementedError(detail::str(op_.name(), ": the output shape depends on the data, which device type '",
+                                              dev.name, "' does not hold; call: ", describe_call(op_, frame_)));
+      }
+      all_empty = false;
+    } else if (outputs_[i].numel() != 0) {
+      all_empty = false;
+    }
+  }
+
+  if (!dev.no_storage() && !all_empty) {
+    if (zero_fill_) {
+      for (int i = 0; i < num_outputs_; ++i) outputs_[i].zero_();
+    } else {
+      const PluginKernel* k = find_plugin_kernel(op_, device.type(), dispatch_dtype);
+      if (k == nullptr) [[unlikely]] {
+        std::string have;
+        const uint64_t mask = registered_dtype_mask(op_.kernel_source(), device.type());
+        for (int d = 0; d < kNumScalarTypes; ++d)
+          if (mask & (uint64_t{1} << d)) have += (have.empty() ? "" : ", ") + std::string(dtype_name(ScalarType(d)));
+        throw NotImplementedError(detail::str(
+            op_.name(), ": no kernel for device type '", dev.name, "' and dtype ", dtype_name(dispatch_dtype),
+            " (plugin '", dev.plugin->name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
+            "); call: ", describe_call(op_, frame_)));
+      }
+      if (Dispatcher::trace_enabled()) [[unlikely]] {
+        std::fprintf(stderr, "[tessera dispatch]   kernel %s [%s, %s] from plugin '%s'\n", op_.kernel_source().name().c_str(),
+                     dev.name.c_str(), std::string(dtype_name(dispatch_dtype)).c_str(), k->plugin->name.c_str());
+      }
+      DLTensor dl_args[kMaxKernelArgs];
+      DLTensor dl_outs[kMaxKernelOutputs];
+      for (int i = 0; i < num_args_; ++i) {
+        if (values_[i].tag == TSR_VALUE_TENSOR) {
+          make_dl(*held_[i].unsafeGetTensorImpl(), dl_args[i]);
+          values_[i].as.tensor = &dl_args[i];
+        }
+      }
+      for (int i = 0; i < num_outputs_; ++i) {
+        if (out_kind_[i] == 2) {
+          dl_outs[i] = DLTensor{};
+        } else {
+          make_dl(*outputs_[i].unsafeGetTensorImpl(), dl_outs[i]);
+        }
+      }
+      dl_outputs_ = dl_outs;
+      TsrKernelCall call;
+      call.struct_size = sizeof(TsrKernelCall);
+      call.op_name = op_.kernel_source().name().c_str();
+      call.kernel_context = k->context;
+      call.device_index = device.index();
+      call.dtype = to_abi_dtype(dispatch_dtype);
+      call.stream = nullptr;
+      call.args = values_;
+      call.num_args = static_cast<size_t>(num_args_);
+      call.outputs = dl_outs;
+      call.num_outputs = static_cast<size_t>(num_outputs_);
+      call.handle = reinterpret_cast<TsrCallHandle>(this);
+      call.allocate_output = &structured_allocate_output;
+      TsrError* err = nullptr;
+      try {
+        err = k->fn(&call);
+      } catch (const std::exception& e) {
+        // ABI rule 4 forbids this; report it rather than let it escape as if it were ours.
+        err = make_host_error(TSR_ERROR_INTERNAL, std::string("C++ exception crossed the C ABI: ") + e.what());
+      } catch (...) {
+        err = make_host_error(TSR_ERROR_INTERNAL, "C++ exception crossed the C ABI");
+      }
+      dl_outputs_ = nullptr;
+      if (err != nullptr) [[unlikely]] {
+        throw_abi_error(err, detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' for ", dev.name, "/",
+                                         dtype_name(dispatch_dtype), " failed; call: ", describe_call(op_, frame_)));
+      }
+      for (int i = 0; i < num_outputs_; ++i) {
+        if (out_kind_[i] == 2 && !outputs_[i].defined()) [[unlikely]] {
+          throw InternalError(detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' did not allocate output ", i));
+        }
+      }
+    }
+  }
+
+  if (copy_into_.defined()) {
+    copy_into_.copy_(outputs_[0]);
+    outputs_[0] = std::move(copy_into_);
+    out_kind_[0] = 0;  // copy_ already bumped the version
+  }
+  for (int i = 0; i < num_outputs_ && i < frame_.num_outputs; ++i) {
+    if (out_kind_[i] == 1) outputs_[i].storage()->bump_version();
+    frame_.outputs[i] = std::move(outputs_[i]);
+  }
+}
+
+void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void*) {
+  StructuredCall call(op, ks, frame);
+  op.meta()(call);
+  call.run();
+}
+
+// ---------------------------------------------------------------------------
+// Helpers for meta rules
+
+Device common_device(const StructuredCall& c, std::initializer_list<int> tensor_args) {
+  Device d = c.tensor_arg(*tensor_args.begin()).device();
+  for (int i : tensor_args) {
+    const Tensor& t = c.tensor_arg(i);
+    if (t.device() != d) [[unlikely]] {
+      // A 0-d wrapped number may live anywhere; it is moved to the device.
+      if (t.unsafeGetTensorImpl()->is_wrapped_number()) continue;
+      throw ValueError(detail::str(c.op().name(), ": expected all tensors on one device, found ", d.str(), " and ",
+                                   t.device().str(), "; call: ", describe_call(c.op(), c.frame())));
+    }
+  }
+  return d;
+}
+
+namespace {
+enum Category { kCatBool = 0, kCatInt = 1, kCatFloat = 2 };
+int category(ScalarType t) { return t == kBool ? kCatBool : is_integral_type(t) ? kCatInt : kCatFloat; }
+ScalarType promote_skip_undefined(ScalarType a, ScalarType b) {
+  if (a == ScalarType::Undefined) return b;
+  if (b == ScalarType::Undefined) return a;
+  return promote_types(a, b);
+}
+// PyTorch's combine_categories: the higher-priority result wins unless the lower
+// one has a higher category.
+ScalarType combine_categories(ScalarType higher, ScalarType lower) {
+  if (higher == ScalarType::Undefined) return lower;
+  if (lower == ScalarType::Undefined) return higher;
+  if (is_floating_type(higher)) return higher;
+  if (higher == kBool || is_floating_type(lower)) return promote_skip_undefined(higher, lower);
+  return higher;
+}
+}  // namespace
+
+ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
+  ScalarType dim_result = ScalarType::Undefined, zero_result = ScalarType::Undefined,
+             wrapped_result = ScalarType::Undefined;
+  for (const TensorImpl* t : tensors) {
+    if (t->is_wrapped_number()) {
+      // Numbers count by category only: a float number is "the default float".
+      ScalarType cur = t->dtype();
+      if (is_floating_type(cur)) cur = kDefaultFloat;
+      wrapped_result = promote_skip_undefined(wrapped_result, cur);
+    } else if (t->dim() == 0) {
+      zero_result = promote_skip_undefined(zero_result, t->dtype());
+    } else {
+      dim_result = promote_skip_undefined(dim_result, t->dtype());
+    }
+  }
+  (void)category;
+  return combine_categories(dim_result, combine_categories(zero_result, wrapped_result));
+}
+
+DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b) {
+  const size_t n = std::max(a.size(), b.size());
+  DimVector out(n);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) [[unlikely]] {
+      throw ValueError(detail::str(op.name(), ": shapes ", a, " and ", b, " are not broadcastable (size ", da, " vs ",
+                                   db, " at dimension ", i, " of the broadcast shape)"));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Tensor cast_and_expand(const Tensor& t, ScalarType dtype, IntArrayRef shape) {
+  Tensor r = t.scalar_type() == dtype ? t : t.to(dtype);
+  if (!r.sizes().equals(shape)) r = r.expand(shape);
+  return r;
+}
+
+int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim) {
+  const int64_t n = ndim == 0 ? 1 : ndim;
+  if (dim < -n || dim >= n) [[unlikely]] {
+    throw IndexError(detail::str(op.name(), ": dimension ", dim, " is out of range for a tensor of ", ndim,
+                                 " dimension(s) (expected a value in [", -n, ", ", n - 1, "])"));
+  }
+  return dim < 0 ? dim + n : dim;
+}
+
+void check_writable(const Operator& op, const Tensor& t) {
+  if (t.is_read_only()) [[unlikely]] {
+    throw ValueError(detail::str(op.name(), ": cannot write into a read-only tensor (", dtype_name(t.scalar_type()),
+                                 t.sizes(), " on ", t.device().str(), ", e.g. imported from a read-only DLPack producer)"));
+  }
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] > 1 && strides[i] == 0) [[unlikely]] {
+      throw ValueError(detail::str(op.name(), ": cannot write in place into a tensor where several elements share one "
+                                   "memory location (shape ", sizes, ", strides ", strides, ", e.g. from expand); clone it first"));
+    }
+  }
+}
+
+}  // namespace tessera

@@ -1,0 +1,103 @@
+// Internal: running a structured op — the generic backend kernel.
+//
+// The op's meta rule (MetaFn) reads the boxed arguments, checks them, and fills
+// in a StructuredCall: the device, the dispatch dtype, the kernel arguments (the
+// tensors possibly cast and broadcast) and the outputs. run() then allocates
+// the outputs on the device, builds the DLTensor views, finds the plugin kernel
+// for (op, device type, dtype) and calls it. Everything lives on the stack; the
+// only heap allocations are outputs and the tensors a rule had to make.
+#pragma once
+
+#include <tessera/abi.h>
+#include <tessera/dispatcher.h>
+
+#include "device_registry.h"
+
+namespace tessera {
+
+inline constexpr int kMaxKernelArgs = 8;
+inline constexpr int kMaxKernelOutputs = 4;
+
+class StructuredCall {
+ public:
+  StructuredCall(const Operator& op, DispatchKeySet ks, Frame& frame) : op_(op), ks_(ks), frame_(frame) {}
+
+  const Operator& op() const { return op_; }
+  DispatchKeySet keys() const { return ks_; }
+  const Frame& frame() const { return frame_; }
+  const IValue& arg(int i) const { return frame_.args[i]; }
+  /// The tensor argument i (ValueError naming the op if it is undefined).
+  const Tensor& tensor_arg(int i) const;
+
+  // ---- filled in by the meta rule ----
+  Device device;
+  ScalarType dispatch_dtype = ScalarType::Undefined;
+
+  /// Kernel argument i is tensor t (kept alive for the call).
+  void set_tensor(int i, Tensor t);
+  void set_value(int i, const TsrValue& v);
+  void set_scalar(int i, const Scalar& s, ScalarType as_dtype);
+  void set_none(int i);
+  void set_int_list(int i, IntArrayRef list);  // copied
+  /// A new output of this shape and dtype, allocated by run().
+  void add_output(IntArrayRef sizes, ScalarType dtype);
+  /// An output that is an existing tensor (in-place ops).
+  void add_aliased_output(const Tensor& t);
+  /// An output whose shape the kernel decides (allocate_output).
+  void add_data_dependent_output(ScalarType dtype);
+  /// After the kernel, output 0 is copied into `target`, which becomes the result
+  /// (in-place ops computing in a dtype other than self's).
+  void copy_result_into(const Tensor& target) { copy_into_ = target; }
+  /// run() zero-fills the outputs instead of calling the kernel (empty reductions).
+  void set_zero_fill_outputs() { zero_fill_ = true; }
+
+  /// The meta rule's outputs' sizes (e.g. for in-place checks).
+  IntArrayRef output_sizes(int i) const { return IntArrayRef(out_sizes_[i].data(), out_sizes_[i].size()); }
+
+  /// Allocates outputs, calls the kernel, stores results into the frame.
+  void run();
+
+ private:
+  friend TsrError* structured_allocate_output(TsrCallHandle, size_t, TsrDType, int32_t, const int64_t*, DLTensor**);
+  void make_dl(const TensorImpl& t, DLTensor& dl) const;
+
+  const Operator& op_;
+  DispatchKeySet ks_;
+  Frame& frame_;
+  int num_args_ = 0;
+  int num_outputs_ = 0;
+  bool zero_fill_ = false;
+  Tensor held_[kMaxKernelArgs];
+  TsrValue values_[kMaxKernelArgs] = {};
+  DimVector lists_[2];
+  int num_lists_ = 0;
+  Tensor outputs_[kMaxKernelOutputs];
+  DimVector out_sizes_[kMaxKernelOutputs];
+  ScalarType out_dtypes_[kMaxKernelOutputs] = {};
+  uint8_t out_kind_[kMaxKernelOutputs] = {};  // 0 new, 1 aliased, 2 data-dependent
+  DLTensor* dl_outputs_ = nullptr;
+  Tensor copy_into_;
+};
+
+/// The generic backend kernel installed for every structured op.
+void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void* context);
+
+// ---- helpers shared by meta rules ----
+
+/// All tensor arguments are on one device (ValueError naming op, args, devices otherwise); returns it.
+Device common_device(const StructuredCall& c, std::initializer_list<int> tensor_args);
+/// PyTorch's result_type over tensors (wrapped numbers and 0-d tensors rank lower).
+ScalarType result_type(std::initializer_list<const TensorImpl*> tensors);
+/// Broadcast shape of a and b (ValueError naming op and shapes if incompatible).
+DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b);
+/// `t` cast to dtype (if needed) and expanded to `shape` (if needed).
+Tensor cast_and_expand(const Tensor& t, ScalarType dtype, IntArrayRef shape);
+/// Wraps dim into [0, ndim) (IndexError naming the op otherwise). ndim 0 takes dims -1 and 0.
+int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim);
+/// Checks that `t` may be written in place by `op` (not read-only, no internal overlap).
+void check_writable(const Operator& op, const Tensor& t);
+
+/// Creates an uninitialized tensor on a device (used by rules and factories).
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+
+}  // namespace tessera
