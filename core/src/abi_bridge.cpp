@@ -35,16 +35,18 @@ ErrorCode error_code_from_abi(TsrErrorCode code) {
   }
 }
 
-void throw_abi_error(TsrError* err, const std::string& context) {
-  std::string message = context;
-  message += ": ";
+std::string take_error_message(TsrError* err) {
   // A plugin built against a broken SDK could hand us garbage; stay defensive.
-  message += (err->struct_size >= offsetof(TsrError, message) + sizeof(err->message) && err->message)
-                 ? err->message
-                 : "(no message)";
-  const ErrorCode code = error_code_from_abi(err->code);
+  std::string message = (err->struct_size >= offsetof(TsrError, message) + sizeof(err->message) && err->message)
+                            ? err->message
+                            : "(no message)";
   if (err->destroy != nullptr) err->destroy(err);
-  throw_error(code, message);
+  return message;
+}
+
+void throw_abi_error(TsrError* err, const std::string& context) {
+  const ErrorCode code = error_code_from_abi(err->code);
+  throw_error(code, context + ": " + take_error_message(err));
 }
 
 }  // namespace tessera

@@ -16,6 +16,9 @@ TsrError* make_host_error(TsrErrorCode code, const std::string& message) noexcep
 /// The tessera::ErrorCode matching an ABI error code.
 ErrorCode error_code_from_abi(TsrErrorCode code);
 
+/// The message of `err` (or "(no message)"); destroys `err`.
+std::string take_error_message(TsrError* err);
+
 /// Throws the Error matching `err`, with message "<context>: <plugin message>",
 /// and destroys `err` first. `err` must be non-null.
 [[noreturn]] void throw_abi_error(TsrError* err, const std::string& context);

@@ -15,7 +15,6 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -277,7 +276,8 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   }
   loaded->staging.open = false;
   if (err != nullptr) {
-    throw_abi_error(err, detail::str("plugin '", name, "' (", path_text, ") failed to initialize; nothing of it was registered"));
+    throw PluginError(detail::str("plugin '", name, "' (", path_text,
+                                  ") failed to initialize; nothing of it was registered: ", take_error_message(err)));
   }
 
   // Commit: device types first (kernels refer to them), then kernels.

@@ -141,6 +141,7 @@ Tensor sum(const Tensor& a, IntArrayRef dim, bool keepdim, std::optional<ScalarT
 Tensor mm(const Tensor& a, const Tensor& b) { return call(ops::op_mm(), {V::of(a), V::of(b)}); }
 Tensor bmm(const Tensor& a, const Tensor& b) { return call(ops::op_bmm(), {V::of(a), V::of(b)}); }
 Tensor matmul(const Tensor& a, const Tensor& b) { return call(ops::op_matmul(), {V::of(a), V::of(b)}); }
+Tensor nonzero(const Tensor& a) { return call(ops::op_nonzero(), {V::of(a)}); }
 
 ScalarType result_type(const Tensor& a, const Tensor& b) {
   TSR_CHECK(a.defined() && b.defined(), ValueError, "result_type: undefined tensor");
@@ -171,6 +172,7 @@ Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtyp
 Tensor Tensor::mm(const Tensor& o) const { return tessera::mm(*this, o); }
 Tensor Tensor::bmm(const Tensor& o) const { return tessera::bmm(*this, o); }
 Tensor Tensor::matmul(const Tensor& o) const { return tessera::matmul(*this, o); }
+Tensor Tensor::nonzero() const { return tessera::nonzero(*this); }
 
 namespace {
 Tensor& inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {

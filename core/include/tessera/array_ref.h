@@ -17,8 +17,15 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T* data, size_t size) : data_(data), size_(size) {}
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
-  constexpr ArrayRef(std::initializer_list<T> list)             // NOLINT
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Winit-list-lifetime"  // by design: valid for the full expression
+#endif
+  constexpr ArrayRef(std::initializer_list<T> list)  // NOLINT
       : data_(list.begin()), size_(list.size()) {}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
   template <typename A>
   ArrayRef(const std::vector<T, A>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <typename C, typename = decltype(std::declval<const C&>().data()),

@@ -119,6 +119,8 @@ class Tensor {
   Tensor mm(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
   Tensor matmul(const Tensor& other) const;
+  /// Indices of the non-zero elements, shape [n, dim()] (int64); n depends on the data.
+  Tensor nonzero() const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
   Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
   Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
@@ -200,6 +202,7 @@ Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optio
 Tensor mm(const Tensor& self, const Tensor& other);
 Tensor bmm(const Tensor& self, const Tensor& other);
 Tensor matmul(const Tensor& self, const Tensor& other);
+Tensor nonzero(const Tensor& self);
 /// The dtype an op on these operands computes in (PyTorch's result_type).
 ScalarType result_type(const Tensor& a, const Tensor& b);
 

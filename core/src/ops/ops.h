@@ -45,6 +45,7 @@ const Operator& op_expand();
 const Operator& op_as_strided();
 const Operator& op_contiguous();
 const Operator& op_clone();
+const Operator& op_nonzero();
 
 void declare_all_ops();
 

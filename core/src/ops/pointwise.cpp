@@ -48,8 +48,6 @@ void binary_meta(StructuredCall& c) {
     const Scalar alpha = c.arg(2).to_scalar();
     TSR_CHECK(!(alpha.is_floating_point() && !is_floating_type(compute)), TypeError, c.op().name(),
               ": for integer or bool inputs alpha must not be a floating-point number (got ", alpha, ")");
-    TSR_CHECK(!(alpha.is_integral() && compute == kBool), TypeError, c.op().name(),
-              ": for bool inputs alpha must be a bool (got ", alpha, ")");
     c.set_scalar(2, alpha, compute);
   }
   if constexpr (K == Binary::Div) {

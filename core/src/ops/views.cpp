@@ -318,7 +318,7 @@ void declare_all_ops() {
   for (auto f : {&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_, &op_neg, &op_neg_, &op_exp,
                  &op_exp_, &op_relu, &op_relu_, &op_sum, &op_mm, &op_bmm, &op_matmul, &op_copy_, &op_fill_, &op_arange,
                  &op_empty, &op_view, &op_reshape, &op_transpose, &op_permute, &op_narrow, &op_slice, &op_select,
-                 &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand, &op_as_strided, &op_contiguous, &op_clone})
+                 &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand, &op_as_strided, &op_contiguous, &op_clone, &op_nonzero})
     f();
 }
 

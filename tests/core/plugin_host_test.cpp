@@ -1,0 +1,101 @@
+// The plugin host: default loading, `info`, and every way a plugin can fail to
+// load — each refused with a clear PluginError while the core keeps working.
+#include <gtest/gtest.h>
+#include <tessera/tessera.h>
+
+#include <algorithm>
+
+using namespace tessera;
+
+namespace {
+
+void expect_load_error(const std::string& path, std::initializer_list<const char*> fragments) {
+  try {
+    load_plugin(path);
+    ADD_FAILURE() << "expected PluginError for " << path;
+  } catch (const PluginError& e) {
+    const std::string msg = e.what();
+    for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "missing '" << f << "' in: " << msg;
+  }
+  EXPECT_EQ((ones({2}) + ones({2})).sum().item<float>(), 4.0f);
+}
+
+bool has_device_type(const std::string& name) {
+  const auto types = device_types();
+  return std::any_of(types.begin(), types.end(), [&](const DeviceTypeSummary& t) { return t.name == name; });
+}
+
+const PluginInfo* find_plugin(const std::vector<PluginInfo>& ps, const std::string& name) {
+  for (const auto& p : ps)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(PluginHost, DefaultPluginsLoadFromThePluginPath) {
+  const auto ps = plugins();
+  const PluginInfo* cpu = find_plugin(ps, "cpu");
+  const PluginInfo* meta = find_plugin(ps, "meta");
+  ASSERT_NE(cpu, nullptr);
+  ASSERT_NE(meta, nullptr);
+  EXPECT_EQ(cpu->abi_major, abi_version_major());
+  EXPECT_NE(cpu->path.find("libtessera-cpu.so"), std::string::npos);
+  EXPECT_EQ(cpu->device_types, std::vector<std::string>{"cpu"});
+  EXPECT_FALSE(cpu->kernels.empty());
+  EXPECT_TRUE(meta->kernels.empty());  // meta needs no kernels
+  EXPECT_TRUE(plugin_load_errors().empty()) << plugin_load_errors().front();
+  const auto devs = devices();
+  EXPECT_TRUE(std::find(devs.begin(), devs.end(), Device("cpu:0")) != devs.end());
+}
+
+TEST(PluginHost, InfoListsPluginsDevicesAndKernels) {
+  const std::string info = info_text();
+  EXPECT_NE(info.find("plugin cpu"), std::string::npos) << info;
+  EXPECT_NE(info.find("(ABI 1."), std::string::npos);
+  EXPECT_NE(info.find("device type meta: 1 device(s)"), std::string::npos) << info;
+  EXPECT_NE(info.find("add [cpu]:"), std::string::npos) << info;
+  EXPECT_NE(info.find("path: "), std::string::npos);
+}
+
+TEST(PluginHost, MissingFile) { expect_load_error("/no/such/dir/libtessera-x.so", {"/no/such/dir/libtessera-x.so", "file not found"}); }
+
+TEST(PluginHost, NotASharedLibrary) {
+  expect_load_error(TSRTEST_NOT_A_LIBRARY, {"libtsrtest_not_a_library.so", "not a loadable shared library"});
+}
+
+TEST(PluginHost, NoEntrySymbol) {
+  expect_load_error(TSRTEST_NO_ENTRY, {"libtsrtest_no_entry.so", "not a Tessera plugin", "tessera_plugin_entry"});
+}
+
+TEST(PluginHost, AbiMajorMismatchIsRefusedBeforeInitialize) {
+  // The plugin's initialize aborts the process: reaching it would fail the test run.
+  expect_load_error(TSRTEST_BAD_MAJOR, {"bad_major", "ABI 2.0", "ABI 1.", "major versions must match"});
+  EXPECT_EQ(find_plugin(plugins(), "bad_major"), nullptr);
+}
+
+TEST(PluginHost, InitializeErrorKeepsNothing) {
+  expect_load_error(TSRTEST_INIT_ERROR, {"init_error", "failed to initialize", "the frobnicator is not connected"});
+  EXPECT_FALSE(has_device_type("initfail"));
+  EXPECT_EQ(find_plugin(plugins(), "init_error"), nullptr);
+  EXPECT_THROW(Device("initfail"), ValueError);
+}
+
+TEST(PluginHost, DuplicateKernelRegistrationIsRefused) {
+  expect_load_error(TSRTEST_CONFLICT, {"conflict", "add", "cpu", "float32", "already have a kernel"});
+}
+
+TEST(PluginHost, LoadingTwiceIsRefused) {
+  const auto ps = plugins();
+  const PluginInfo* cpu = find_plugin(ps, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  expect_load_error(cpu->path, {"already loaded"});
+}
+
+TEST(PluginHost, StoragesHoldTheirPlugin) {
+  // Every storage made by a plugin's device keeps a reference to that plugin.
+  const Tensor t = ones({4});
+  ASSERT_NE(t.storage()->owner(), nullptr);
+  const Tensor v = t.view({2, 2});
+  EXPECT_EQ(v.storage()->owner(), t.storage()->owner());
+}

@@ -1,0 +1,78 @@
+// A device plugin whose kernels fail in every way a kernel can, for the error
+// tests: device type "faulty" (host memory via malloc) with
+//   fill_   float32  works (so tensors can be made),
+//   add     float32  returns an error object,
+//   mul     float32  throws a C++ exception inside the SDK guard,
+//   neg     float32  throws a C++ exception straight across the C ABI (a rule-4
+//                    violation the host must survive),
+//   nonzero float32  returns without allocating its data-dependent output.
+#include <tessera/sdk/dtype.hpp>
+#include <tessera/sdk/plugin.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+namespace {
+using tessera::sdk::guard;
+
+TsrError* count(void*, int32_t* n) {
+  *n = 1;
+  return nullptr;
+}
+TsrError* alloc(void*, int32_t, size_t n, TsrStream, void** p) {
+  *p = std::malloc(n);
+  return *p ? nullptr : tessera::sdk::make_error(TSR_ERROR_OUT_OF_MEMORY, "faulty: malloc failed");
+}
+void dealloc(void*, int32_t, void* p, size_t, TsrStream) { std::free(p); }
+TsrError* copy(void*, const TsrCopyRequest* r) {
+  std::memcpy(r->dst, r->src, r->nbytes);
+  return nullptr;
+}
+
+// Writes value into every element of a strided float32 tensor.
+void fill_strided(const DLTensor& t, float value) {
+  const int64_t n = tessera::sdk::numel(t);
+  for (int64_t linear = 0; linear < n; ++linear) {
+    int64_t rem = linear, offset = 0;
+    for (int32_t d = t.ndim - 1; d >= 0; --d) {
+      offset += (rem % t.shape[d]) * t.strides[d];
+      rem /= t.shape[d];
+    }
+    static_cast<float*>(t.data)[offset] = value;
+  }
+}
+
+TsrError* fill_kernel(const TsrKernelCall* c) {
+  return guard([&] { fill_strided(c->outputs[0], tessera::sdk::scalar_as<float>(c->args[1])); });
+}
+TsrError* add_kernel(const TsrKernelCall*) {
+  return tessera::sdk::make_error(TSR_ERROR_INVALID_ARGUMENT, "faulty add refuses on purpose");
+}
+TsrError* mul_kernel(const TsrKernelCall*) {
+  return guard([] { throw std::runtime_error("faulty mul threw inside the guard"); });
+}
+TsrError* neg_kernel(const TsrKernelCall*) { throw std::logic_error("faulty neg threw across the C ABI"); }
+TsrError* nonzero_kernel(const TsrKernelCall*) { return nullptr; }
+
+void init(const tessera::sdk::Host& host, void**) {
+  TsrDeviceTypeDesc d{};
+  d.name = "faulty";
+  d.dlpack_device_type = 1001;
+  d.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
+  d.memory_alignment = 16;
+  d.device_count = &count;
+  d.allocate = &alloc;
+  d.deallocate = &dealloc;
+  d.copy = &copy;
+  host.register_device_type(d);
+  const uint64_t f32 = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32);
+  host.register_kernel("fill_", "faulty", f32, &fill_kernel);
+  host.register_kernel("add", "faulty", f32, &add_kernel);
+  host.register_kernel("mul", "faulty", f32, &mul_kernel);
+  host.register_kernel("neg", "faulty", f32, &neg_kernel);
+  host.register_kernel("nonzero", "faulty", f32, &nonzero_kernel);
+}
+}  // namespace
+
+TSR_SDK_PLUGIN("faulty", "0.1", "kernels that fail on purpose", init, nullptr)
