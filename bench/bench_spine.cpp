@@ -1,0 +1,165 @@
+// Spine benchmarks, each against a baseline measured in the same run:
+//   tiny_add        add of two 1-element f32 tensors end to end   vs  malloc + add + free
+//   dispatch        a no-op kernel through the dispatcher           vs  a direct indirect call
+//   add_16M         elementwise add of 16M f32                      vs  a plain loop in this binary
+//   matmul_1024     1024x1024 f32 matmul                            vs  cblas_sgemm directly
+// Run: build/release/bin/tessera_bench_spine   (prints the ratio table at the end)
+#include <benchmark/benchmark.h>
+#include <cblas.h>
+#include <tessera/tessera.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+
+using namespace tessera;
+
+namespace {
+
+// ---- tiny op ----
+__attribute__((noinline)) float* direct_tiny_add(const float* a, const float* b) {
+  auto* out = static_cast<float*>(std::malloc(sizeof(float)));
+  out[0] = a[0] + b[0];
+  return out;
+}
+
+void BM_tiny_add_baseline(benchmark::State& s) {
+  float a = 1, b = 2;
+  for (auto _ : s) {
+    float* r = direct_tiny_add(&a, &b);
+    benchmark::DoNotOptimize(r);
+    std::free(r);
+  }
+}
+BENCHMARK(BM_tiny_add_baseline);
+
+void BM_tiny_add_tessera(benchmark::State& s) {
+  const Tensor a = ones({1}), b = ones({1});
+  for (auto _ : s) {
+    Tensor r = add(a, b);
+    benchmark::DoNotOptimize(r.unsafeGetTensorImpl());
+  }
+}
+BENCHMARK(BM_tiny_add_tessera);
+
+// ---- dispatch alone ----
+void noop_kernel(const Operator&, DispatchKeySet, Frame&, void*) {}
+using NoopFn = void (*)(const Operator&, DispatchKeySet, Frame&, void*);
+
+void BM_dispatch_baseline(benchmark::State& s) {
+  const Operator& op = Dispatcher::instance().get("bench_noop");
+  const Tensor a = ones({1});
+  IValue args[1] = {IValue::of(a)};
+  Frame f{args, 1, nullptr, 0};
+  NoopFn volatile fn = &noop_kernel;  // volatile: a real indirect call
+  for (auto _ : s) {
+    fn(op, DispatchKeySet::backend(a.device().type()), f, nullptr);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_dispatch_baseline);
+
+void BM_dispatch_tessera(benchmark::State& s) {
+  const Operator& op = Dispatcher::instance().get("bench_noop");
+  const Tensor a = ones({1});
+  IValue args[1] = {IValue::of(a)};
+  Frame f{args, 1, nullptr, 0};
+  for (auto _ : s) {
+    Dispatcher::instance().call(op, f);
+    benchmark::ClobberMemory();
+  }
+}
+BENCHMARK(BM_dispatch_tessera);
+
+// ---- 16M elementwise add ----
+constexpr int64_t kBig = 16 << 20;
+
+__attribute__((noinline)) void plain_add(const float* __restrict a, const float* __restrict b, float* __restrict o,
+                                         int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
+}
+
+void BM_add_16M_baseline(benchmark::State& s) {
+  const Tensor a = ones({kBig}), b = ones({kBig});
+  for (auto _ : s) {
+    auto* o = static_cast<float*>(std::aligned_alloc(64, kBig * sizeof(float)));
+    plain_add(static_cast<const float*>(a.data_ptr()), static_cast<const float*>(b.data_ptr()), o, kBig);
+    benchmark::DoNotOptimize(o);
+    std::free(o);
+  }
+  s.SetBytesProcessed(s.iterations() * kBig * 12);
+}
+BENCHMARK(BM_add_16M_baseline)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_add_16M_tessera(benchmark::State& s) {
+  const Tensor a = ones({kBig}), b = ones({kBig});
+  for (auto _ : s) {
+    Tensor r = add(a, b);
+    benchmark::DoNotOptimize(r.data_ptr());
+  }
+  s.SetBytesProcessed(s.iterations() * kBig * 12);
+}
+BENCHMARK(BM_add_16M_tessera)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// ---- 1024 matmul ----
+constexpr int kN = 1024;
+
+void BM_matmul_1024_baseline(benchmark::State& s) {
+  const Tensor a = ones({kN, kN}), b = ones({kN, kN});
+  for (auto _ : s) {
+    auto* c = static_cast<float*>(std::aligned_alloc(64, size_t(kN) * kN * sizeof(float)));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, static_cast<const float*>(a.data_ptr()),
+                kN, static_cast<const float*>(b.data_ptr()), kN, 0.0f, c, kN);
+    benchmark::DoNotOptimize(c);
+    std::free(c);
+  }
+}
+BENCHMARK(BM_matmul_1024_baseline)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_matmul_1024_tessera(benchmark::State& s) {
+  const Tensor a = ones({kN, kN}), b = ones({kN, kN});
+  for (auto _ : s) {
+    Tensor r = a.matmul(b);
+    benchmark::DoNotOptimize(r.data_ptr());
+  }
+}
+BENCHMARK(BM_matmul_1024_tessera)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Collects per-benchmark times so main can print the ratios.
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> ns;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs)
+      if (r.run_type == Run::RT_Iteration)
+        ns[r.benchmark_name()] = r.GetAdjustedRealTime() * (r.time_unit == benchmark::kMillisecond ? 1e6 : 1.0);
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (std::getenv("TESSERA_PLUGIN_PATH") == nullptr) setenv("TESSERA_PLUGIN_PATH", TSR_BENCH_PLUGIN_DIR, 0);
+  // An op whose only kernel does nothing: measures the dispatcher alone.
+  Dispatcher::instance().declare_composite("bench_noop(Tensor self) -> ()", 0, &noop_kernel);
+  benchmark::Initialize(&argc, argv);
+  RatioReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  auto get = [&](const std::string& n) { return reporter.ns.count(n) ? reporter.ns[n] : 0.0; };
+  std::printf("\n%-14s %14s %14s %10s  %s\n", "case", "tessera", "baseline", "ratio", "target");
+  auto row = [&](const char* name, const char* t, const char* b, const char* target, bool speed) {
+    const double x = get(t), y = get(b);
+    if (x == 0 || y == 0) return;
+    // "speed" rows report baseline/tessera (>= target is good), others tessera/baseline.
+    std::printf("%-14s %11.1f ns %11.1f ns %9.3fx  %s\n", name, x, y, speed ? y / x : x / y, target);
+  };
+  row("tiny_add", "BM_tiny_add_tessera", "BM_tiny_add_baseline", "time <= 4x baseline and <= 150 ns", false);
+  row("dispatch", "BM_dispatch_tessera", "BM_dispatch_baseline", "<= baseline + 20 ns", false);
+  std::printf("%-14s %+11.1f ns over the direct indirect call\n", "", get("BM_dispatch_tessera") - get("BM_dispatch_baseline"));
+  row("add_16M", "BM_add_16M_tessera", "BM_add_16M_baseline", "speed >= 0.9x the plain loop", true);
+  row("matmul_1024", "BM_matmul_1024_tessera", "BM_matmul_1024_baseline", "speed >= 0.95x cblas_sgemm", true);
+  benchmark::Shutdown();
+  return 0;
+}
