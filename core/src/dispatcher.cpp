@@ -45,7 +45,8 @@ std::string to_string(DispatchKeySet ks) {
 }
 
 LocalDispatchKeySet& tls_local_dispatch_key_set() {
-  thread_local LocalDispatchKeySet local;
+  // initial-exec: read on every dispatch, so no __tls_get_addr call.
+  static thread_local LocalDispatchKeySet local __attribute__((tls_model("initial-exec")));
   return local;
 }
 

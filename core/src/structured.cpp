@@ -51,18 +51,22 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
 // ---------------------------------------------------------------------------
 // StructuredCall
 
-const Tensor& StructuredCall::tensor_arg(int i) const {
-  const IValue& v = frame_.args[i];
-  if (v.tag != IValue::Tag::Tensor || !v.tensor->defined()) [[unlikely]] {
-    const auto& args = op_.schema().arguments;
-    throw ValueError(detail::str(op_.name(), ": argument '", i < int(args.size()) ? args[i].name : "?",
-                                 "' must be a defined tensor"));
-  }
-  return *v.tensor;
+void StructuredCall::bad_tensor_arg(int i) const {
+  const auto& args = op_.schema().arguments;
+  throw ValueError(detail::str(op_.name(), ": argument '", i < int(args.size()) ? args[i].name : "?",
+                               "' must be a defined tensor"));
+}
+
+void StructuredCall::set_tensor_borrowed(int i, const Tensor& t) {
+  impls_[i] = t.unsafeGetTensorImpl();
+  values_[i].tag = TSR_VALUE_TENSOR;
+  values_[i].as.tensor = nullptr;  // filled by run()
+  if (i >= num_args_) num_args_ = i + 1;
 }
 
 void StructuredCall::set_tensor(int i, Tensor t) {
   held_[i] = std::move(t);
+  impls_[i] = held_[i].unsafeGetTensorImpl();
   values_[i].tag = TSR_VALUE_TENSOR;
   values_[i].as.tensor = nullptr;  // filled by run()
   if (i >= num_args_) num_args_ = i + 1;
@@ -121,20 +125,22 @@ void StructuredCall::add_data_dependent_output(ScalarType dtype) {
   ++num_outputs_;
 }
 
+namespace {
+DLDataType dl_dtype_of(ScalarType t) {
+  static constexpr DLDataType kTable[kNumScalarTypes] = {
+      {kDLBool, 8, 1},  {kDLUInt, 8, 1},   {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},
+      {kDLInt, 64, 1},  {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
+  return kTable[static_cast<int>(t)];
+}
+}  // namespace
+
+// Every tensor of a kernel call is on the call's device (the meta rule checked),
+// so the DLDevice is computed once per call in run().
 void StructuredCall::make_dl(const TensorImpl& t, DLTensor& dl) const {
-  const DeviceTypeEntry& e = device_entry(t.device());
   dl.data = t.data();
-  dl.device = DLDevice{static_cast<DLDeviceType>(e.desc.dlpack_device_type), t.device().index()};
+  dl.device = dl_device_;
   dl.ndim = static_cast<int32_t>(t.dim());
-  dl.dtype = DLDataType{0, 0, 1};
-  dl.dtype.bits = static_cast<uint8_t>(element_size(t.dtype()) * 8);
-  switch (t.dtype()) {
-    case kBool: dl.dtype.code = kDLBool; break;
-    case kByte: dl.dtype.code = kDLUInt; break;
-    case kHalf: case kFloat: case kDouble: dl.dtype.code = kDLFloat; break;
-    case kBFloat16: dl.dtype.code = kDLBfloat; break;
-    default: dl.dtype.code = kDLInt; break;
-  }
+  dl.dtype = dl_dtype_of(t.dtype());
   dl.shape = const_cast<int64_t*>(t.sizes_data());
   dl.strides = const_cast<int64_t*>(t.strides_data());
   dl.byte_offset = 0;
@@ -199,11 +205,12 @@ void StructuredCall::run() {
         std::fprintf(stderr, "[tessera dispatch]   kernel %s [%s, %s] from plugin '%s'\n", op_.kernel_source().name().c_str(),
                      dev.name.c_str(), std::string(dtype_name(dispatch_dtype)).c_str(), k->plugin->name.c_str());
       }
+      dl_device_ = DLDevice{static_cast<DLDeviceType>(dev.desc.dlpack_device_type), device.index()};
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];
       for (int i = 0; i < num_args_; ++i) {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
-          make_dl(*held_[i].unsafeGetTensorImpl(), dl_args[i]);
+          make_dl(*impls_[i], dl_args[i]);
           values_[i].as.tensor = &dl_args[i];
         }
       }

@@ -336,10 +336,11 @@ Tensor scalar_tensor(const Scalar& value, const TensorOptions& o) {
 namespace {
 struct BlobDeleter {
   std::function<void(void*)> fn;
+  void* data;  // the pointer the user gave (the storage may start below it)
 };
 void blob_deleter(StorageImpl& s) noexcept {
   auto* d = static_cast<BlobDeleter*>(s.deleter_context());
-  if (d->fn) d->fn(s.data());
+  if (d->fn) d->fn(d->data);
   delete d;
 }
 }  // namespace
@@ -350,19 +351,27 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, std::functi
             " differ in length");
   const ScalarType dtype = o.dtype_or(kDefaultFloat);
   const Device device = o.device_or_cpu();
-  int64_t span = 1;
   bool empty_tensor = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
     TSR_CHECK(sizes[i] >= 0, ValueError, "from_blob: negative size in ", sizes);
     if (sizes[i] == 0) empty_tensor = true;
   }
-  if (!empty_tensor)
-    for (size_t i = 0; i < sizes.size(); ++i) span += (sizes[i] - 1) * std::abs(strides[i]);
+  // The storage spans the lowest to the highest element address; with negative
+  // strides the first element is not the lowest, so it sits at an offset.
+  int64_t lo = 0, hi = 0;
+  if (!empty_tensor) {
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      const int64_t reach = (sizes[i] - 1) * strides[i];
+      (reach < 0 ? lo : hi) += reach;
+    }
+  }
   TSR_CHECK(data != nullptr || empty_tensor, ValueError, "from_blob: null data pointer for a non-empty tensor");
-  auto* ctx = new BlobDeleter{std::move(deleter)};
-  Storage storage(new StorageImpl(data, empty_tensor ? 0 : span * element_size(dtype), device, &blob_deleter, ctx,
+  const size_t itemsize = element_size(dtype);
+  void* base = empty_tensor ? data : static_cast<char*>(data) + lo * int64_t(itemsize);
+  auto* ctx = new BlobDeleter{std::move(deleter), data};
+  Storage storage(new StorageImpl(base, empty_tensor ? 0 : size_t(hi - lo + 1) * itemsize, device, &blob_deleter, ctx,
                                   PluginRef()));
-  return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes, strides, 0)));
+  return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes, strides, -lo)));
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, const TensorOptions& o) {

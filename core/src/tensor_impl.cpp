@@ -1,7 +1,30 @@
 #include <tessera/error.h>
 #include <tessera/tensor_impl.h>
 
+#include "object_pool.h"
+
 namespace tessera {
+
+void* TensorImpl::operator new(size_t size) {
+  return size == sizeof(TensorImpl) ? detail::ThreadCachedPool<sizeof(TensorImpl)>::allocate() : ::operator new(size);
+}
+void TensorImpl::operator delete(void* p, size_t size) noexcept {
+  if (size == sizeof(TensorImpl)) {
+    detail::ThreadCachedPool<sizeof(TensorImpl)>::deallocate(p);
+  } else {
+    ::operator delete(p);
+  }
+}
+void* StorageImpl::operator new(size_t size) {
+  return size == sizeof(StorageImpl) ? detail::ThreadCachedPool<sizeof(StorageImpl)>::allocate() : ::operator new(size);
+}
+void StorageImpl::operator delete(void* p, size_t size) noexcept {
+  if (size == sizeof(StorageImpl)) {
+    detail::ThreadCachedPool<sizeof(StorageImpl)>::deallocate(p);
+  } else {
+    ::operator delete(p);
+  }
+}
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());

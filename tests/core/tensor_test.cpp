@@ -64,6 +64,12 @@ TEST(Factories, FromBlobSharesMemoryAndCallsDeleterOnce) {
     EXPECT_EQ(v.select(0, 0).select(0, 0).item<float>(), 42);
   }
   EXPECT_EQ(deleted, 1);
+  float reversed[4] = {1, 2, 3, 4};
+  const Tensor r = from_blob(reversed + 3, {4}, {-1}, nullptr);  // negative stride
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{4, 3, 2, 1}));
+  EXPECT_EQ(r.data_ptr(), reversed + 3);
+  EXPECT_EQ(r.storage()->data(), reversed);
+  EXPECT_EQ(r.storage()->nbytes(), 4 * sizeof(float));
   float borrowed[3] = {1, 2, 3};
   Tensor b = from_blob(borrowed, {3}, nullptr);  // caller keeps ownership
   EXPECT_EQ(b.sum().item<float>(), 6);

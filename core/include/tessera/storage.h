@@ -36,13 +36,17 @@ class StorageImpl : public boost::intrusive_ref_counter<StorageImpl, boost::thre
     if (deleter_ != nullptr) deleter_(*this);
   }
   StorageImpl(const StorageImpl&) = delete;
+  // Allocated from a per-thread cache: tiny ops create one per output.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size) noexcept;
   StorageImpl& operator=(const StorageImpl&) = delete;
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   void* deleter_context() const { return deleter_context_; }
-  /// The plugin that produced the memory; null for memory from outside (from_blob, DLPack).
+  /// The plugin whose device the memory belongs to (kept loaded while this storage
+  /// lives); null for from_blob memory. DLPack imports hold their device type's plugin.
   PluginRecord* owner() const { return owner_.get(); }
   /// Read-only memory (e.g. imported from a read-only DLPack producer): in-place
   /// ops and copies into it fail with ValueError.

@@ -19,6 +19,10 @@ using DimVector = boost::container::small_vector<int64_t, 6>;
 
 class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread_safe_counter> {
  public:
+  // Allocated from a per-thread cache: tiny ops create one per output.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size) noexcept;
+
   /// A contiguous tensor over `storage` from element 0.
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes);
   /// A view: any sizes, strides (elements) and offset (elements) over `storage`.

@@ -33,9 +33,47 @@ void add_inplace_output(StructuredCall& c, const Tensor& self, IntArrayRef shape
 }
 
 template <Binary K, bool InPlace>
+void binary_meta(StructuredCall& c);
+
+// The common case — same dtype, same shape, same device, no numbers, no special
+// dtype rule — skips promotion and broadcasting entirely. Returns false to take
+// the general path.
+template <Binary K, bool InPlace>
+bool binary_fast_path(StructuredCall& c, const Tensor& a, const Tensor& b) {
+  const TensorImpl* ia = a.unsafeGetTensorImpl();
+  const TensorImpl* ib = b.unsafeGetTensorImpl();
+  const ScalarType t = ia->dtype();
+  if (ib->dtype() != t || ia->device() != ib->device() || ia->is_wrapped_number() || ib->is_wrapped_number() ||
+      !ia->sizes().equals(ib->sizes()))
+    return false;
+  if (t == kBool || (K == Binary::Div && !is_floating_type(t))) return false;
+  if constexpr (InPlace) return false;
+  c.device = ia->device();
+  if constexpr (K == Binary::Add || K == Binary::Sub) {
+    const IValue& alpha = c.arg(2);
+    if (alpha.tag == IValue::Tag::Int) {
+      c.set_scalar(2, Scalar(alpha.i), t);
+    } else {
+      if (!is_floating_type(t)) return false;  // let the general path report it
+      c.set_scalar(2, alpha.to_scalar(), t);
+    }
+  }
+  if constexpr (K == Binary::Div) {
+    if (!c.arg(2).is_none()) return false;
+    c.set_none(2);
+  }
+  c.add_output(ia->sizes(), t);
+  c.set_tensor_borrowed(0, a);
+  c.set_tensor_borrowed(1, b);
+  c.dispatch_dtype = t;
+  return true;
+}
+
+template <Binary K, bool InPlace>
 void binary_meta(StructuredCall& c) {
   const Tensor& a = c.tensor_arg(0);
   const Tensor& b = c.tensor_arg(1);
+  if (binary_fast_path<K, InPlace>(c, a, b)) return;
   c.device = common_device(c, {0, 1});
   const ScalarType common = result_type({a.unsafeGetTensorImpl(), b.unsafeGetTensorImpl()});
   ScalarType compute = common;
