@@ -13,6 +13,10 @@ int g_count = 0;  // guarded by g_mutex
 
 namespace device_registry {
 
+std::atomic<bool> g_retired[kMaxDeviceTypes] = {};
+
+void retire(DeviceTypeId id) { g_retired[id].store(true, std::memory_order_release); }
+
 const DeviceTypeEntry* get(DeviceTypeId id) {
   return id < kMaxDeviceTypes ? g_entries[id].load(std::memory_order_acquire) : nullptr;
 }
@@ -21,7 +25,7 @@ const DeviceTypeEntry* find(std::string_view name) {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    if (e->name == name) return e;
+    if (e->name == name && !retired(e->id)) return e;
   }
   return nullptr;
 }
@@ -31,7 +35,7 @@ const DeviceTypeEntry* find_dlpack(int32_t dlpack_device_type) {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    if (e->desc.dlpack_device_type == dlpack_device_type) return e;
+    if (e->desc.dlpack_device_type == dlpack_device_type && !retired(e->id)) return e;
   }
   return nullptr;
 }
@@ -40,6 +44,7 @@ DeviceTypeEntry* add(DeviceTypeEntry entry) {
   std::lock_guard<std::mutex> lock(g_mutex);
   for (int i = 0; i < g_count; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_relaxed);
+    if (retired(e->id)) continue;
     TSR_CHECK(e->name != entry.name, PluginError, "device type '", entry.name, "' is already registered");
     TSR_CHECK(entry.desc.dlpack_device_type == 0 || e->desc.dlpack_device_type != entry.desc.dlpack_device_type, PluginError, "device type '",
               entry.name, "': DLPack device type ", entry.desc.dlpack_device_type,
@@ -59,7 +64,7 @@ std::vector<const DeviceTypeEntry*> all() {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    out.push_back(e);
+    if (!retired(e->id)) out.push_back(e);
   }
   return out;
 }

@@ -20,7 +20,10 @@ struct DeviceTypeEntry {
   DeviceTypeId id = 0;
   /// The plugin's description, copied; fields beyond the plugin's struct_size are zero.
   TsrDeviceTypeDesc desc{};
-  PluginRecord* plugin = nullptr;  // the registering plugin (lives as long as the entry)
+  /// The registering plugin. Valid while the type is live (not retired); after
+  /// its plugin is unloaded only plugin_name may be used.
+  PluginRecord* plugin = nullptr;
+  std::string plugin_name;
   int32_t device_count = 0;
   std::string unavailable_reason;
 
@@ -32,13 +35,24 @@ struct DeviceTypeEntry {
 namespace device_registry {
 /// The entry with this id, or null. Lock-free.
 const DeviceTypeEntry* get(DeviceTypeId id);
-/// Lookups by name / DLPack type; null if absent. (Load default plugins first.)
+/// Lookups by name / DLPack type among live types; null if absent. (Load default
+/// plugins first.)
 const DeviceTypeEntry* find(std::string_view name);
 const DeviceTypeEntry* find_dlpack(int32_t dlpack_device_type);
 /// Adds an entry; throws PluginError if the name or DLPack type is taken or the
 /// table is full. Returns the new entry.
 DeviceTypeEntry* add(DeviceTypeEntry entry);
+/// Live entries, in id order.
 std::vector<const DeviceTypeEntry*> all();
+/// Marks a type gone (its plugin was unloaded): lookups skip it, allocations on
+/// it fail; its id is never reused, so storages made on it still free correctly.
+void retire(DeviceTypeId id);
+inline bool retired(DeviceTypeId id);
+}  // namespace device_registry
+
+namespace device_registry {
+extern std::atomic<bool> g_retired[kMaxDeviceTypes];
+inline bool retired(DeviceTypeId id) { return g_retired[id].load(std::memory_order_acquire); }
 }  // namespace device_registry
 
 /// The entry of `d`'s type (must exist).

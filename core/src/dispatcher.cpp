@@ -352,3 +352,30 @@ void install_plugin_kernel(Operator& op, DeviceTypeId t, uint64_t mask, TsrKerne
 }
 
 }  // namespace tessera
+
+namespace tessera {
+
+void remove_plugin_kernels(const PluginRecord* plugin) {
+  for (const Operator* cop : Dispatcher::instance().operators()) {
+    auto* op = const_cast<Operator*>(cop);
+    for (int t = 0; t < kMaxDeviceTypes; ++t) {
+      const auto* old = static_cast<const BackendKernels*>(op->backend_kernels(static_cast<DeviceTypeId>(t)));
+      if (old == nullptr) continue;
+      bool touched = false;
+      auto* next = new BackendKernels(*old);  // copy-on-write; the old table stays for readers
+      for (PluginKernel& k : next->by_dtype) {
+        if (k.plugin == plugin) {
+          k = PluginKernel{};
+          touched = true;
+        }
+      }
+      if (touched) {
+        op->set_backend_kernels(static_cast<DeviceTypeId>(t), next);
+      } else {
+        delete next;
+      }
+    }
+  }
+}
+
+}  // namespace tessera

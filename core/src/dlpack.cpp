@@ -143,7 +143,7 @@ Managed* export_tensor(const char* who, const Tensor& t) {
   const DeviceTypeEntry& e = device_entry(impl.device());
   if (e.desc.dlpack_device_type == 0) [[unlikely]] {
     throw ValueError(detail::str(who, ": cannot export a tensor on device '", impl.device().str(), "' (device type '",
-                                 e.name, "' of plugin '", e.plugin != nullptr ? e.plugin->name : std::string("?"),
+                                 e.name, "' of plugin '", e.plugin_name,
                                  "' has no DLPack device type", e.no_storage() ? ": it holds no memory" : "",
                                  "); tensor ", dtype_name(impl.dtype()), impl.sizes()));
   }
@@ -244,7 +244,7 @@ Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageI
   if (dl.device.device_id < 0 || dl.device.device_id >= e->device_count) [[unlikely]] {
     throw ValueError(detail::str(who, ": DLPack device ", describe_dl_device(dl.device.device_type), " index ",
                                  dl.device.device_id, " does not exist: device type '", e->name, "' (plugin '",
-                                 e->plugin != nullptr ? e->plugin->name : std::string("?"), "') has ",
+                                 e->plugin_name, "') has ",
                                  e->device_count, " device(s)", e->unavailable_reason.empty() ? "" : " — ",
                                  e->unavailable_reason));
   }

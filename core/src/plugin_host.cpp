@@ -28,9 +28,18 @@ namespace tessera {
 
 void intrusive_ptr_add_ref(PluginRecord* p) { p->refs.fetch_add(1, std::memory_order_relaxed); }
 void intrusive_ptr_release(PluginRecord* p) {
-  // The host's list holds a reference for the life of the process, so this never
-  // reaches zero while the plugin is registered; unloading is explicit and later.
-  p->refs.fetch_sub(1, std::memory_order_acq_rel);
+  // The host's list holds one reference until unload_plugin; storages hold the
+  // others. The last one out shuts the plugin down and closes its library.
+  if (p->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (p->info != nullptr && p->info->struct_size >= offsetof(TsrPluginInfo, shutdown) + sizeof(void*) &&
+      p->info->shutdown != nullptr) {
+    try {
+      p->info->shutdown(p->state);
+    } catch (...) {
+      std::fprintf(stderr, "[tessera] plugin %s: shutdown threw a C++ exception across the C ABI\n", p->name.c_str());
+    }
+  }
+  delete p;  // closes the library last (it holds the code we just ran)
 }
 
 PluginInfo PluginRecord::describe() const {
@@ -51,20 +60,7 @@ uint32_t abi_version_minor() { return TSR_ABI_VERSION_MINOR; }
 
 namespace {
 
-// Registrations a plugin makes during initialize, committed only on success.
-struct PendingKernel {
-  std::string op;
-  std::string device_type;
-  uint64_t dtype_mask;
-  TsrKernelFn fn;
-  void* context;
-};
-struct Staging {
-  PluginRecord* plugin;
-  std::vector<DeviceTypeEntry> device_types;
-  std::vector<PendingKernel> kernels;
-  bool open = true;  // registration allowed (only during initialize)
-};
+using Staging = PluginStaging;
 
 struct HostState {
   std::recursive_mutex mutex;
@@ -117,6 +113,7 @@ TsrError* host_register_device_type(TsrHostContext ctx, const TsrDeviceTypeDesc*
   e.name = desc->name;
   e.desc.name = nullptr;  // borrowed by the call only; we keep e.name
   e.plugin = st->plugin;
+  e.plugin_name = st->plugin->name;
   const std::string dev = who + ": device type '" + e.name + "'";
   if (e.desc.device_count == nullptr) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + " has no device_count function");
   if (!e.no_storage() && (e.desc.allocate == nullptr || e.desc.deallocate == nullptr || e.desc.copy == nullptr))
@@ -125,7 +122,7 @@ TsrError* host_register_device_type(TsrHostContext ctx, const TsrDeviceTypeDesc*
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + ": memory_alignment must be a power of two");
   if (device_registry::find(e.name) != nullptr)
     return make_host_error(TSR_ERROR_ALREADY_EXISTS, dev + " is already registered by plugin '" +
-                                                         device_registry::find(e.name)->plugin->name + "'");
+                                                         device_registry::find(e.name)->plugin_name + "'");
   if (const DeviceTypeEntry* other = device_registry::find_dlpack(e.desc.dlpack_device_type))
     return make_host_error(TSR_ERROR_ALREADY_EXISTS, dev + ": DLPack device type " + std::to_string(e.desc.dlpack_device_type) +
                                                          " is already taken by device type '" + other->name + "'");
@@ -201,13 +198,6 @@ void query_device_count(DeviceTypeEntry& e) {
   e.device_count = std::max(count, 0);
 }
 
-// The Staging object must outlive the plugin's use of its context pointer
-// (log may be called at any time), so it lives with the record.
-struct LoadedPlugin {
-  PluginRecord record;
-  Staging staging;
-};
-
 PluginInfo load_plugin_locked(const std::string& path_text) {
   const fs::path path(path_text);
   std::error_code ec;
@@ -254,8 +244,8 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
               "': a plugin of that name is already loaded from '", p->path, "'");
   }
 
-  auto loaded = std::make_unique<LoadedPlugin>();
-  PluginRecord& rec = loaded->record;
+  auto loaded = std::make_unique<PluginRecord>();
+  PluginRecord& rec = *loaded;
   rec.name = name;
   rec.version = info->version ? info->version : "";
   rec.description = info->description ? info->description : "";
@@ -263,9 +253,9 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   rec.abi_version = info->abi_version;
   rec.info = info;
   rec.library = lib;
-  loaded->staging.plugin = &rec;
+  rec.staging.plugin = &rec;
   rec.host_api = TsrHostApi{sizeof(TsrHostApi), {TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR},
-                            reinterpret_cast<TsrHostContext>(&loaded->staging), &host_register_device_type,
+                            reinterpret_cast<TsrHostContext>(&rec.staging), &host_register_device_type,
                             &host_register_kernel, &host_log};
 
   TsrError* err = nullptr;
@@ -274,14 +264,14 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   } catch (...) {
     err = make_host_error(TSR_ERROR_INTERNAL, "initialize threw a C++ exception across the C ABI");
   }
-  loaded->staging.open = false;
+  rec.staging.open = false;
   if (err != nullptr) {
     throw PluginError(detail::str("plugin '", name, "' (", path_text,
                                   ") failed to initialize; nothing of it was registered: ", take_error_message(err)));
   }
 
   // Commit: device types first (kernels refer to them), then kernels.
-  Staging& st = loaded->staging;
+  Staging& st = rec.staging;
   for (DeviceTypeEntry& e : st.device_types) {
     query_device_count(e);
     DeviceTypeEntry* added = device_registry::add(std::move(e));
@@ -297,7 +287,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   st.device_types.clear();
   st.kernels.clear();
   intrusive_ptr_add_ref(&rec);  // the host's own reference
-  PluginRecord* kept = &loaded.release()->record;
+  PluginRecord* kept = loaded.release();
   host().plugins.push_back(kept);
   return kept->describe();
 }
@@ -322,6 +312,20 @@ std::vector<std::string> plugin_search_path() {
 PluginInfo load_plugin(const std::string& path) {
   std::lock_guard<std::recursive_mutex> lock(host().mutex);
   return load_plugin_locked(path);
+}
+
+void unload_plugin(const std::string& name) {
+  std::lock_guard<std::recursive_mutex> lock(host().mutex);
+  auto& list = host().plugins;
+  auto it = std::find_if(list.begin(), list.end(), [&](PluginRecord* p) { return p->name == name; });
+  TSR_CHECK(it != list.end(), ValueError, "unload_plugin: no plugin named '", name, "' is loaded");
+  PluginRecord* rec = *it;
+  list.erase(it);
+  for (const std::string& type : rec->device_types) {
+    if (const DeviceTypeEntry* e = device_registry::find(type)) device_registry::retire(e->id);
+  }
+  remove_plugin_kernels(rec);
+  intrusive_ptr_release(rec);  // the host's reference; storages may keep it loaded
 }
 
 void load_default_plugins() {
@@ -374,7 +378,7 @@ std::vector<DeviceTypeSummary> device_types() {
   for (const DeviceTypeEntry* e : device_registry::all()) {
     DeviceTypeSummary s;
     s.name = e->name;
-    s.plugin = e->plugin->name;
+    s.plugin = e->plugin_name;
     s.dlpack_device_type = e->desc.dlpack_device_type;
     s.capabilities = e->desc.capabilities;
     s.device_count = e->device_count;

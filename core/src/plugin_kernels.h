@@ -33,6 +33,9 @@ inline const PluginKernel* find_plugin_kernel(const Operator& op, DeviceTypeId t
 /// The dtypes with a kernel for (op, device type).
 uint64_t registered_dtype_mask(const Operator& op, DeviceTypeId t);
 
+/// Withdraws every kernel `plugin` registered, on every op. Serialized by the host.
+void remove_plugin_kernels(const PluginRecord* plugin);
+
 /// Publishes kernels for every dtype in `mask`. Serialized by the plugin host.
 void install_plugin_kernel(Operator& op, DeviceTypeId t, uint64_t mask, TsrKernelFn fn, void* context,
                            PluginRecord* plugin);

@@ -27,6 +27,10 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
     numel *= s;
   }
   const DeviceTypeEntry& e = device_entry(device);
+  if (device_registry::retired(device.type())) [[unlikely]] {
+    throw UnavailableError(detail::str("cannot allocate on ", device.str(), ": its plugin '", e.plugin_name,
+                                       "' was unloaded"));
+  }
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
   Storage storage;
   if (e.no_storage() || nbytes == 0) {
@@ -34,13 +38,13 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
   } else {
     if (device.index() < 0 || device.index() >= e.device_count) [[unlikely]] {
       throw ValueError(detail::str("device ", device.str(), " does not exist: device type '", e.name, "' (plugin '",
-                                   e.plugin->name, "') has ", e.device_count, " device(s)",
+                                   e.plugin_name, "') has ", e.device_count, " device(s)",
                                    e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
     }
     void* ptr = nullptr;
     TsrError* err = e.desc.allocate(e.desc.context, device.index(), nbytes, nullptr, &ptr);
     if (err != nullptr) [[unlikely]] {
-      throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin->name, "')"));
+      throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
                                       PluginRef(e.plugin)));
@@ -198,7 +202,7 @@ void StructuredCall::run() {
           if (mask & (uint64_t{1} << d)) have += (have.empty() ? "" : ", ") + std::string(dtype_name(ScalarType(d)));
         throw NotImplementedError(detail::str(
             op_.name(), ": no kernel for device type '", dev.name, "' and dtype ", dtype_name(dispatch_dtype),
-            " (plugin '", dev.plugin->name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
+            " (plugin '", dev.plugin_name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
             "); call: ", describe_call(op_, frame_)));
       }
       if (Dispatcher::trace_enabled()) [[unlikely]] {

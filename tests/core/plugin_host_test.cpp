@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 #include <tessera/tessera.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdlib>
 
 using namespace tessera;
 
@@ -98,4 +101,35 @@ TEST(PluginHost, StoragesHoldTheirPlugin) {
   ASSERT_NE(t.storage()->owner(), nullptr);
   const Tensor v = t.view({2, 2});
   EXPECT_EQ(v.storage()->owner(), t.storage()->owner());
+}
+
+namespace {
+bool library_is_loaded(const char* path) {
+  void* h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (h != nullptr) dlclose(h);
+  return h != nullptr;
+}
+}  // namespace
+
+TEST(PluginHost, UnloadWaitsForTheLastStorage) {
+  unsetenv("TSRTEST_FAULTY_SHUTDOWN");
+  if (find_plugin(plugins(), "faulty") == nullptr) load_plugin(TSRTEST_FAULTY);
+  Tensor t = full({3}, 2.0, TensorOptions().device("faulty"));
+  unload_plugin("faulty");
+  EXPECT_EQ(find_plugin(plugins(), "faulty"), nullptr);
+  EXPECT_FALSE(has_device_type("faulty"));
+  EXPECT_THROW(Device("faulty"), ValueError);                     // gone from lookups
+  EXPECT_THROW(empty({1}, TensorOptions().device(t.device())), UnavailableError);  // no new memory
+  EXPECT_THROW(t.fill_(1), NotImplementedError);                  // kernels withdrawn
+  // The storage still holds the plugin: its memory and copy function work.
+  EXPECT_TRUE(library_is_loaded(TSRTEST_FAULTY));
+  EXPECT_EQ(std::getenv("TSRTEST_FAULTY_SHUTDOWN"), nullptr);
+  EXPECT_EQ(t.cpu().to_vector<float>(), (std::vector<float>{2, 2, 2}));
+  t = Tensor();  // last storage: shutdown runs, library closes
+  EXPECT_NE(std::getenv("TSRTEST_FAULTY_SHUTDOWN"), nullptr);
+  EXPECT_FALSE(library_is_loaded(TSRTEST_FAULTY));
+  // It can be loaded again, under a new device type id.
+  load_plugin(TSRTEST_FAULTY);
+  EXPECT_EQ(full({2}, 5.0, TensorOptions().device("faulty")).cpu().to_vector<float>(), (std::vector<float>{5, 5}));
+  EXPECT_THROW(unload_plugin("no_such_plugin"), ValueError);
 }

@@ -6,6 +6,7 @@
 //   neg     float32  throws a C++ exception straight across the C ABI (a rule-4
 //                    violation the host must survive),
 //   nonzero float32  returns without allocating its data-dependent output.
+// Its shutdown sets TSRTEST_FAULTY_SHUTDOWN=1 so tests can see it ran.
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/plugin.hpp>
 
@@ -73,6 +74,8 @@ void init(const tessera::sdk::Host& host, void**) {
   host.register_kernel("neg", "faulty", f32, &neg_kernel);
   host.register_kernel("nonzero", "faulty", f32, &nonzero_kernel);
 }
+
+void shutdown(void*) noexcept { setenv("TSRTEST_FAULTY_SHUTDOWN", "1", 1); }
 }  // namespace
 
-TSR_SDK_PLUGIN("faulty", "0.1", "kernels that fail on purpose", init, nullptr)
+TSR_SDK_PLUGIN("faulty", "0.1", "kernels that fail on purpose", init, shutdown)

@@ -8,7 +8,7 @@
 // and skipped; load_plugin() on an explicit path throws instead.
 //
 // Threading: every function here is safe from any thread; loading is serialized.
-// Plugins are never unloaded while something they produced (a storage) lives.
+// A plugin's library stays loaded while something it produced (a storage) lives.
 #pragma once
 
 #include <tessera/device.h>
@@ -54,6 +54,13 @@ struct DeviceTypeSummary {
 /// that failed (with the plugin's message). Nothing of a refused plugin stays
 /// registered. Returns the loaded plugin's description.
 PluginInfo load_plugin(const std::string& path);
+/// Unloads the plugin `name` (ValueError if none is loaded): its kernels are
+/// withdrawn, its device types vanish from lookups and refuse new allocations
+/// (tensors already on them can still be copied off and freed), and the plugin's
+/// shutdown runs and its library closes when the last storage it produced goes —
+/// at once if there is none. Must not race with calls into its kernels on device
+/// types of other plugins. A later load_plugin of the same file works again.
+void unload_plugin(const std::string& name);
 /// Loads the default plugin set once (idempotent); see the file comment.
 void load_default_plugins();
 /// The folders/files searched for default plugins, in order.

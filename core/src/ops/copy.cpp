@@ -47,7 +47,7 @@ Tensor transfer(const Operator& op, const Tensor& src, Device to) {
   TsrError* err = actor->desc.copy(actor->desc.context, &req);
   if (err != nullptr) {
     throw_abi_error(err, detail::str(op.name(), ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
-                                     to.str(), " (plugin '", actor->plugin->name, "') failed"));
+                                     to.str(), " (plugin '", actor->plugin_name, "') failed"));
   }
   if (req.kind == TSR_COPY_DEVICE_TO_HOST && actor->desc.stream_synchronize != nullptr) {
     // The host may read the bytes as soon as we return.
