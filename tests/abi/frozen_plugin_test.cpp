@@ -192,3 +192,27 @@ TEST(AbiFrozenV1_0Plugin, ExportsOnlyTheEntryPoint) {
   ASSERT_TRUE(tsr_abi_test::needed_libraries(kPath, needed, error)) << error;
   for (const std::string& lib : needed) EXPECT_NE(lib.rfind("libtessera", 0), 0u) << kPath << " links " << lib;
 }
+
+// Keep last: it unloads the plugin (each test has its own process under ctest).
+TEST(AbiFrozenV1_0Plugin, UnloadWaitsForItsLastTensorAndTheFileLoadsAgain) {
+  frozen();
+  Tensor t = full({3}, 2.5, TensorOptions(kFloat).device(frozen_device()));
+  unload_plugin("frozen_v1_0");
+
+  // Gone for new work...
+  const auto ps = plugins();
+  EXPECT_TRUE(std::none_of(ps.begin(), ps.end(), [](const PluginInfo& p) { return p.name == "frozen_v1_0"; }));
+  EXPECT_THROW(Device("frozen10"), ValueError);
+  // ...while the tensor it produced keeps its library loaded and its memory valid.
+  EXPECT_EQ(host_values(t), std::vector<float>(3, 2.5f));
+  if (cpu_available()) {
+    EXPECT_EQ(t.cpu().to_vector<float>(), std::vector<float>(3, 2.5f));
+  }
+  t = Tensor();  // the last storage: deallocate, then shutdown, then the library closes
+
+  const PluginInfo again = load_plugin(kPath);
+  EXPECT_EQ(again.abi_major, 1u);
+  EXPECT_EQ(again.abi_minor, 0u);
+  const Tensor u = full({2}, 4.0, TensorOptions(kFloat).device(Device("frozen10")));
+  EXPECT_EQ(host_values(u + u), std::vector<float>(2, 8.0f));
+}
