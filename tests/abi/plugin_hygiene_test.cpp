@@ -49,6 +49,7 @@ bool mentions_libtessera(const std::string& library) { return library.rfind("lib
 TEST(AbiPluginHygiene, PluginFolderHasPlugins) {
   const auto files = plugin_files();
   ASSERT_FALSE(files.empty()) << "no *.so in the plugin folder " << plugin_dir();
+  if (plugin_dir() != TSRTEST_PLUGIN_OUTPUT_DIR) return;  // a folder given by TSRTEST_HYGIENE_DIR
   // The meta plugin is always built; the others depend on the machine.
   EXPECT_TRUE(std::any_of(files.begin(), files.end(),
                           [](const std::string& f) { return name_of(f) == "libtessera-meta.so"; }))
