@@ -154,17 +154,22 @@ TsrError* host_register_kernel(TsrHostContext ctx, const TsrKernelDesc* desc) {
   const DeviceTypeEntry& d = dev ? *dev : *pending;
   if (d.no_storage())
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": device type '" + d.name + "' holds no memory; its ops run shape rules only");
+  // Dtypes this core does not know (a newer plugin) are ignored, so the plugin
+  // still loads with the ones it shares with us.
   const uint64_t known = (uint64_t{1} << kNumScalarTypes) - 1;
-  if (desc->dtype_mask == 0 || (desc->dtype_mask & ~known) != 0)
-    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": dtype_mask must be a non-empty set of ABI 1.0 dtypes");
+  if (desc->dtype_mask == 0)
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": dtype_mask is empty");
+  const uint64_t mask = desc->dtype_mask & known;
+  if (mask == 0)
+    return make_host_error(TSR_ERROR_NOT_FOUND, what + ": none of its dtypes is known to this core");
   uint64_t taken = 0;
   if (dev != nullptr) taken = registered_dtype_mask(*op, dev->id);
   for (const auto& k : st->kernels)
     if (k.op == desc->op_name && k.device_type == desc->device_type) taken |= k.dtype_mask;
-  if (taken & desc->dtype_mask)
-    return make_host_error(TSR_ERROR_ALREADY_EXISTS, what + ": dtypes " + dtype_mask_names(taken & desc->dtype_mask) +
+  if (taken & mask)
+    return make_host_error(TSR_ERROR_ALREADY_EXISTS, what + ": dtypes " + dtype_mask_names(taken & mask) +
                                                          " already have a kernel");
-  st->kernels.push_back({desc->op_name, desc->device_type, desc->dtype_mask, desc->fn, desc->context});
+  st->kernels.push_back({desc->op_name, desc->device_type, mask, desc->fn, desc->context});
   return nullptr;
 }
 
@@ -182,14 +187,7 @@ void host_log(TsrHostContext ctx, int32_t level, const char* message) {
 
 void query_device_count(DeviceTypeEntry& e) {
   int32_t count = 0;
-  TsrError* err = nullptr;
-  try {
-    err = e.desc.device_count(e.desc.context, &count);
-  } catch (...) {
-    e.unavailable_reason = "device_count threw a C++ exception across the C ABI";
-    e.device_count = 0;
-    return;
-  }
+  TsrError* err = call_plugin([&] { return e.desc.device_count(e.desc.context, &count); });
   if (err != nullptr) {
     e.unavailable_reason = err->message ? err->message : "unavailable";
     err->destroy(err);
@@ -258,12 +256,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
                             reinterpret_cast<TsrHostContext>(&rec.staging), &host_register_device_type,
                             &host_register_kernel, &host_log};
 
-  TsrError* err = nullptr;
-  try {
-    err = info->initialize(&rec.host_api, &rec.state);
-  } catch (...) {
-    err = make_host_error(TSR_ERROR_INTERNAL, "initialize threw a C++ exception across the C ABI");
-  }
+  TsrError* err = call_plugin([&] { return info->initialize(&rec.host_api, &rec.state); });
   rec.staging.open = false;
   if (err != nullptr) {
     throw PluginError(detail::str("plugin '", name, "' (", path_text,
@@ -310,7 +303,16 @@ std::vector<std::string> plugin_search_path() {
 }
 
 PluginInfo load_plugin(const std::string& path) {
+  // Defaults first, so that a plugin adding kernels to "cpu" finds it, and an
+  // explicit load of a default plugin finds it loaded.
+  load_default_plugins();
   std::lock_guard<std::recursive_mutex> lock(host().mutex);
+  std::error_code ec;
+  const std::string canonical = fs::canonical(path, ec).string();
+  if (!ec) {
+    for (PluginRecord* p : host().plugins)
+      if (p->path == canonical) return p->describe();  // the same file again: nothing to do
+  }
   return load_plugin_locked(path);
 }
 
@@ -386,7 +388,7 @@ std::vector<DeviceTypeSummary> device_types() {
     for (int i = 0; i < e->device_count; ++i) {
       if (e->desc.describe_device == nullptr) break;
       char buf[256] = {0};
-      TsrError* err = e->desc.describe_device(e->desc.context, i, buf, sizeof(buf));
+      TsrError* err = call_plugin([&] { return e->desc.describe_device(e->desc.context, i, buf, sizeof(buf)); });
       if (err != nullptr) {
         s.device_descriptions.push_back(std::string("(describe_device failed: ") + (err->message ? err->message : "") + ")");
         err->destroy(err);

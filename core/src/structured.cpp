@@ -16,7 +16,12 @@ namespace tessera {
 namespace {
 void device_deleter(StorageImpl& s) noexcept {
   const auto* e = static_cast<const DeviceTypeEntry*>(s.deleter_context());
-  e->desc.deallocate(e->desc.context, s.device().index(), s.data(), s.nbytes(), nullptr);
+  try {
+    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), s.nbytes(), nullptr);
+  } catch (...) {  // ABI rule 4 violated; a destructor cannot report it otherwise
+    std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception across the C ABI\n",
+                 e->plugin_name.c_str());
+  }
 }
 }  // namespace
 
@@ -42,7 +47,8 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
                                    e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
     }
     void* ptr = nullptr;
-    TsrError* err = e.desc.allocate(e.desc.context, device.index(), nbytes, nullptr, &ptr);
+    TsrError* err =
+        call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), nbytes, nullptr, &ptr); });
     if (err != nullptr) [[unlikely]] {
       throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
     }
@@ -169,8 +175,15 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
     c->make_dl(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_outputs_[index]);
     *out = &c->dl_outputs_[index];
     return nullptr;
+  } catch (const Error& e) {
+    return make_host_error(e.code() == ErrorCode::OutOfMemory ? TSR_ERROR_OUT_OF_MEMORY
+                           : e.code() == ErrorCode::Unavailable ? TSR_ERROR_UNAVAILABLE
+                                                                : TSR_ERROR_INVALID_ARGUMENT,
+                           e.what());
+  } catch (const std::bad_alloc&) {
+    return make_host_error(TSR_ERROR_OUT_OF_MEMORY, "out of host memory in allocate_output");
   } catch (const std::exception& e) {
-    return make_host_error(TSR_ERROR_OUT_OF_MEMORY, e.what());
+    return make_host_error(TSR_ERROR_INTERNAL, e.what());
   }
 }
 
@@ -209,7 +222,9 @@ void StructuredCall::run() {
         std::fprintf(stderr, "[tessera dispatch]   kernel %s [%s, %s] from plugin '%s'\n", op_.kernel_source().name().c_str(),
                      dev.name.c_str(), std::string(dtype_name(dispatch_dtype)).c_str(), k->plugin->name.c_str());
       }
-      dl_device_ = DLDevice{static_cast<DLDeviceType>(dev.desc.dlpack_device_type), device.index()};
+      // A device without a DLPack type shows kernels kDLExtDev (0 is no DLPack type).
+      dl_device_ = DLDevice{dev.desc.dlpack_device_type ? static_cast<DLDeviceType>(dev.desc.dlpack_device_type) : kDLExtDev,
+                            device.index()};
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];
       for (int i = 0; i < num_args_; ++i) {
@@ -239,15 +254,7 @@ void StructuredCall::run() {
       call.num_outputs = static_cast<size_t>(num_outputs_);
       call.handle = reinterpret_cast<TsrCallHandle>(this);
       call.allocate_output = &structured_allocate_output;
-      TsrError* err = nullptr;
-      try {
-        err = k->fn(&call);
-      } catch (const std::exception& e) {
-        // ABI rule 4 forbids this; report it rather than let it escape as if it were ours.
-        err = make_host_error(TSR_ERROR_INTERNAL, std::string("C++ exception crossed the C ABI: ") + e.what());
-      } catch (...) {
-        err = make_host_error(TSR_ERROR_INTERNAL, "C++ exception crossed the C ABI");
-      }
+      TsrError* err = call_plugin([&] { return k->fn(&call); });
       dl_outputs_ = nullptr;
       if (err != nullptr) [[unlikely]] {
         throw_abi_error(err, detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' for ", dev.name, "/",

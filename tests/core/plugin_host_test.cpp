@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdlib>
 
 using namespace tessera;
@@ -88,11 +89,23 @@ TEST(PluginHost, DuplicateKernelRegistrationIsRefused) {
   expect_load_error(TSRTEST_CONFLICT, {"conflict", "add", "cpu", "float32", "already have a kernel"});
 }
 
-TEST(PluginHost, LoadingTwiceIsRefused) {
+TEST(PluginHost, LoadingTheSameFileTwiceIsANoOp) {
   const auto ps = plugins();
   const PluginInfo* cpu = find_plugin(ps, "cpu");
   ASSERT_NE(cpu, nullptr);
-  expect_load_error(cpu->path, {"already loaded"});
+  const PluginInfo again = load_plugin(cpu->path);
+  EXPECT_EQ(again.name, "cpu");
+  EXPECT_EQ(plugins().size(), ps.size());
+}
+
+TEST(PluginHost, SameNameFromAnotherFileIsRefused) {
+  const std::string copy = testing::TempDir() + "libtsrtest_meta_copy.so";
+  const auto ps = plugins();
+  const PluginInfo* meta = find_plugin(ps, "meta");
+  ASSERT_NE(meta, nullptr);
+  std::filesystem::copy_file(meta->path, copy, std::filesystem::copy_options::overwrite_existing);
+  expect_load_error(copy, {"meta", "already loaded from", meta->path.c_str()});
+  std::filesystem::remove(copy);
 }
 
 TEST(PluginHost, StoragesHoldTheirPlugin) {

@@ -178,15 +178,19 @@ typedef struct TsrCopyRequest {
  */
 typedef struct TsrDeviceTypeDesc {
   size_t struct_size;
-  /** Unique lower-case name, [a-z][a-z0-9_]*, e.g. "cpu". Borrowed. */
+  /** Unique lower-case name, [a-z][a-z0-9_]*, at most 64 characters, e.g. "cpu". Borrowed. */
   const char* name;
   /**
    * The DLPack device type of this device's memory (a DLDeviceType value), unique
    * among registered types; 0 if the device's tensors cannot be exchanged through
-   * DLPack (e.g. "meta", which holds no bytes).
+   * DLPack (e.g. "meta", which holds no bytes). Kernels of a device with memory
+   * and type 0 see kDLExtDev in their DLTensors' device.
    */
   int32_t dlpack_device_type;
-  /** Bitwise OR of TSR_DEVICE_CAP_*. */
+  /**
+   * Bitwise OR of TSR_DEVICE_CAP_*. A host ignores bits it does not know, so a
+   * capability added in a later minor version must be safe to ignore.
+   */
   uint64_t capabilities;
   /** Guaranteed alignment in bytes of every allocation (a power of two >= 1). */
   size_t memory_alignment;
@@ -196,8 +200,8 @@ typedef struct TsrDeviceTypeDesc {
   /**
    * Stores the number of devices in *count. If the device runtime is absent,
    * returns TSR_ERROR_UNAVAILABLE whose message says why (the host then lists the
-   * type with zero devices and that reason). Called at registration and when
-   * the host lists devices.
+   * type with zero devices and that reason). Called once, at
+   * registration; the host caches the count.
    */
   TsrError* (*device_count)(void* context, int32_t* count);
   /**
@@ -350,8 +354,10 @@ typedef struct TsrKernelDesc {
   /** Device type name; registered by this or an earlier plugin. */
   const char* device_type;
   /**
-   * Set of dispatch dtypes this kernel handles (TSR_DTYPE_BIT(...) OR-ed). A
-   * later registration for the same (op, device type, dtype) is refused with
+   * Set of dispatch dtypes this kernel handles (TSR_DTYPE_BIT(...) OR-ed). Bits
+   * of dtypes the host does not know (from a newer minor version) are ignored;
+   * if none is known the registration answers TSR_ERROR_NOT_FOUND. A later
+   * registration for the same (op, device type, dtype) is refused with
    * TSR_ERROR_ALREADY_EXISTS.
    */
   uint64_t dtype_mask;
@@ -374,7 +380,8 @@ typedef struct TsrHostContext_* TsrHostContext;
 
 /**
  * The host's functions, given to a plugin's initialize. The struct is owned by
- * the host and valid until the plugin's shutdown returns.
+ * the host and valid until the plugin's shutdown returns (if initialize fails,
+ * only until initialize returns).
  */
 typedef struct TsrHostApi {
   size_t struct_size;
@@ -408,7 +415,7 @@ typedef struct TsrPluginInfo {
   size_t struct_size;
   /** The ABI version the plugin implements. The host refuses a major it lacks. */
   TsrVersion abi_version;
-  /** Unique name, [a-z][a-z0-9_]* (static). */
+  /** Unique name, [a-z][a-z0-9_]*, at most 64 characters (static). */
   const char* name;
   /** The plugin's own version, free text (static). */
   const char* version;
@@ -418,12 +425,15 @@ typedef struct TsrPluginInfo {
    * Called once, after version negotiation succeeded, on the loading thread.
    * Registers device types and kernels through host. May store plugin state
    * in *state (nullable), passed to shutdown. On error nothing it registered is
-   * kept, shutdown is not called, and the plugin is unloaded.
+   * kept, shutdown is not called, the plugin is unloaded, and `host` is invalid
+   * from the moment initialize returns (no thread of the plugin may use it).
    */
   TsrError* (*initialize)(const TsrHostApi* host, void** state);
   /**
-   * Nullable. Called once when the plugin is unloaded: after the last tensor,
-   * stream or event it produced is gone. Must not fail or throw.
+   * Nullable. Called once when the plugin is unloaded: after the host let go of
+   * it and the last tensor, stream or event it produced is gone — on whichever
+   * thread freed that last object. Not called at process exit (plugins stay
+   * loaded until the process ends). Must not fail or throw.
    */
   void (*shutdown)(void* state);
 } TsrPluginInfo;

@@ -44,14 +44,15 @@ Tensor transfer(const Operator& op, const Tensor& src, Device to) {
     // Two hops: device -> host -> device.
     return transfer(op, transfer(op, c, Device()), to);
   }
-  TsrError* err = actor->desc.copy(actor->desc.context, &req);
+  TsrError* err = call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); });
   if (err != nullptr) {
     throw_abi_error(err, detail::str(op.name(), ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
                                      to.str(), " (plugin '", actor->plugin_name, "') failed"));
   }
   if (req.kind == TSR_COPY_DEVICE_TO_HOST && actor->desc.stream_synchronize != nullptr) {
     // The host may read the bytes as soon as we return.
-    err = actor->desc.stream_synchronize(actor->desc.context, src.device().index(), nullptr);
+    err = call_plugin(
+        [&] { return actor->desc.stream_synchronize(actor->desc.context, src.device().index(), nullptr); });
     if (err != nullptr) throw_abi_error(err, op.name() + ": synchronizing after a device-to-host copy");
   }
   return out;
