@@ -1,0 +1,118 @@
+// copy_ (any dtype pair, any strides), fill_ and arange.
+#include "common.hpp"
+#include "convert.hpp"
+#include "elementwise.hpp"
+#include "kernels.hpp"
+
+#include <cstring>
+
+namespace tessera::cpu {
+namespace {
+
+// Below this many bytes a single memcpy beats waking threads.
+constexpr int64_t kParallelCopyBytes = int64_t{1} << 22;
+
+// Same-dtype copy: moves raw element bytes (bit exact: NaN payloads, -0.0).
+template <typename U>
+void copy_raw(DLTensor& dst, const DLTensor& src) {
+  const sdk::StridedIter<2> it(dst.ndim, dst.shape, {sdk::IterOperand::of(dst), sdk::IterOperand::of(src)});
+  const int64_t n = it.numel();
+  if (it.is_contiguous()) {
+    char* d = it.data(0);
+    const char* s = it.data(1);
+    if (d == s) return;  // copying a tensor onto itself
+    const int64_t bytes = n * static_cast<int64_t>(sizeof(U));
+    parallel_for(bytes, kParallelCopyBytes, [&](int64_t begin, int64_t end) {
+      std::memcpy(d + begin, s + begin, static_cast<size_t>(end - begin));
+    });
+    return;
+  }
+  const auto loop = sdk::basic_loop<U, U>([](U x) { return x; });
+  if (n <= kGrain) {
+    it.for_each(loop);
+  } else {
+    parallel_for(n, kGrain, [&](int64_t begin, int64_t end) { it.for_range(begin, end, loop); });
+  }
+}
+
+template <typename T>
+constexpr bool kSlowConvert = kIsHalfLike<T>;
+
+}  // namespace
+
+void copy_kernel(const TsrKernelCall& call) {
+  DLTensor& dst = output(call, 0);
+  const DLTensor& src = tensor_arg(call, 1, "src", call.dtype);
+  check_same_shape(src, "src", dst, "self");
+  const TsrDType dst_dtype = dtype_of(dst, "self");
+  if (dst_dtype == call.dtype) {
+    switch ((dst.dtype.bits * dst.dtype.lanes + 7) / 8) {
+      case 1: copy_raw<uint8_t>(dst, src); return;
+      case 2: copy_raw<uint16_t>(dst, src); return;
+      case 4: copy_raw<uint32_t>(dst, src); return;
+      case 8: copy_raw<uint64_t>(dst, src); return;
+      default: invalid("unexpected element size");
+    }
+  }
+  // Two dispatches, once per call; the 90 typed conversion loops are
+  // instantiated here.
+  sdk::dispatch_dtype(call.dtype, [&](auto from_tag) {
+    using From = typename decltype(from_tag)::type;
+    sdk::dispatch_dtype(dst_dtype, [&](auto to_tag) {
+      using To = typename decltype(to_tag)::type;
+      if constexpr (!std::is_same_v<To, From>) {
+        const int64_t grain = (kSlowConvert<To> || kSlowConvert<From>) ? kGrainExpensive : kGrain;
+        unary_map<To, From>(dst, src, grain,
+                            [](storage_t<From> x) -> storage_t<To> { return convert_storage<To, From>(x); });
+      }
+    });
+  });
+}
+
+void fill_kernel(const TsrKernelCall& call) {
+  DLTensor& self = output(call, 0, call.dtype);
+  const TsrValue& value = arg(call, 1, "value");
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = storage_t<T>;
+    const S v = static_cast<S>(scalar_to<T>(value, "value"));
+    run_elementwise<1>(self.ndim, self.shape, {sdk::IterOperand::of(self)}, kGrain,
+                       sdk::basic_loop<S>([v]() { return v; }));
+  });
+}
+
+void arange_kernel(const TsrKernelCall& call) {
+  DLTensor& out = output(call, 0, call.dtype);
+  if (out.ndim != 1) invalid("out must be 1-D, got shape " + shape_text(out));
+  const TsrValue& start = arg(call, 0, "start");
+  const TsrValue& step = arg(call, 2, "step");
+  check_scalar(start, "start");
+  check_scalar(step, "step");
+  const int64_t n = out.shape[0];
+  const int64_t stride = out.strides[0];
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = storage_t<T>;
+    S* o = reinterpret_cast<S*>(data_ptr(out));
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("arange is not defined for bool");
+    } else if constexpr (kIsInteger<T>) {
+      // int64 arithmetic that wraps instead of overflowing (no UB).
+      const uint64_t first = static_cast<uint64_t>(scalar_to<int64_t>(start, "start"));
+      const uint64_t delta = static_cast<uint64_t>(scalar_to<int64_t>(step, "step"));
+      parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          o[i * stride] = convert<T>(static_cast<int64_t>(first + static_cast<uint64_t>(i) * delta));
+        }
+      });
+    } else {
+      const double first = scalar_to<double>(start, "start");
+      const double delta = scalar_to<double>(step, "step");
+      parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) o[i * stride] = convert<T>(first + static_cast<double>(i) * delta);
+      });
+    }
+  });
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,250 @@
+// mm and bmm. mm is bmm with one batch.
+//
+// float32/float64 go to OpenBLAS (cblas_sgemm/dgemm, row-major). Each operand is
+// handed over as it lies in memory when a BLAS layout fits its strides (rows
+// dense = no transpose, columns dense = transpose), so transposed views cost no
+// copy; only layouts BLAS cannot describe (e.g. both strides > 1, broadcast
+// rows, negative strides) are packed first. A broadcast batch (stride 0) stays
+// broadcast: one matrix is packed and reused.
+// float16/bfloat16 are converted to float32, multiplied by sgemm (float32
+// accumulation) and rounded back. Integer dtypes use a cache-blocked loop with
+// wrapping accumulation (uint32 for <= 32-bit types, uint64 for int64).
+#include "common.hpp"
+#include "convert.hpp"
+#include "kernels.hpp"
+#include "parallel.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+namespace tessera::cpu {
+namespace {
+
+// A batch of matrices: element (b, r, c) lives at data + b*sb + r*sr + c*sc
+// (strides in elements).
+struct Mat {
+  char* data;
+  int64_t batch, rows, cols;
+  int64_t sb, sr, sc;
+};
+
+template <typename T>
+inline T& at(const Mat& m, int64_t b, int64_t r, int64_t c) {
+  return reinterpret_cast<T*>(m.data)[b * m.sb + r * m.sr + c * m.sc];
+}
+
+inline bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// An operand as BLAS reads it: row-major with leading dimension ld, possibly
+// transposed, consecutive batches batch_stride elements apart.
+template <typename P>
+struct BlasOperand {
+  const P* data;
+  int64_t batch_stride;
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+
+// The row-major BLAS description of a rows x cols matrix with strides (sr, sc),
+// if there is one. Strides of size-1 dims are irrelevant and ignored.
+bool blas_layout(int64_t rows, int64_t cols, int64_t sr, int64_t sc, CBLAS_TRANSPOSE& trans, int64_t& ld) {
+  if ((cols == 1 || sc == 1) && (rows == 1 || sr >= std::max<int64_t>(1, cols))) {
+    trans = CblasNoTrans;  // rows are dense
+    ld = rows == 1 ? std::max<int64_t>(1, cols) : sr;
+    return fits_int(ld);
+  }
+  if ((rows == 1 || sr == 1) && (cols == 1 || sc >= std::max<int64_t>(1, rows))) {
+    trans = CblasTrans;  // columns are dense: the transpose is row-major
+    ld = cols == 1 ? std::max<int64_t>(1, rows) : sc;
+    return fits_int(ld);
+  }
+  return false;
+}
+
+// Copies m (one matrix if its batch is broadcast) into dense row-major P.
+template <typename T, typename P>
+void pack(const Mat& m, int64_t batches, P* dst) {
+  const int64_t rows = batches * m.rows;
+  parallel_for(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, m.cols)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t b = r / m.rows, i = r % m.rows;
+      P* out = dst + r * m.cols;
+      for (int64_t j = 0; j < m.cols; ++j) out[j] = convert<P>(at<T>(m, b, i, j));
+    }
+  });
+}
+
+template <typename T, typename P>
+BlasOperand<P> prepare(const Mat& m, std::vector<P>& buffer) {
+  if constexpr (std::is_same_v<T, P>) {
+    BlasOperand<P> op{reinterpret_cast<const P*>(m.data), m.sb, CblasNoTrans, 0};
+    if (blas_layout(m.rows, m.cols, m.sr, m.sc, op.trans, op.ld)) return op;
+  }
+  const int64_t batches = m.sb == 0 ? 1 : m.batch;
+  buffer.resize(static_cast<size_t>(batches * m.rows * m.cols));
+  pack<T, P>(m, batches, buffer.data());
+  return {buffer.data(), batches == 1 ? 0 : m.rows * m.cols, CblasNoTrans, std::max<int64_t>(1, m.cols)};
+}
+
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
+}
+inline void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, const double* a,
+                 int64_t lda, const double* b, int64_t ldb, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), 0.0, c, static_cast<int>(ldc));
+}
+
+// c = a @ b by loops: integer dtypes, and float ones whose sizes exceed BLAS's
+// int. Rows of c are split over threads; for each block of kCols output
+// columns, a row accumulates sum_k a[i,k] * b[k, block] in registers/L1 while
+// the b block is reused across the thread's rows.
+template <typename T, typename Acc>
+void gemm_loop(const Mat& a, const Mat& b, const Mat& c) {
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  // The inner loop wants b's rows dense; pack b otherwise.
+  std::vector<T> packed;
+  const T* bdata = reinterpret_cast<const T*>(b.data);
+  int64_t b_sb = b.sb, b_sr = b.sr;
+  if (!(b.sc == 1 || N == 1)) {
+    const int64_t batches = b.sb == 0 ? 1 : b.batch;
+    packed.resize(static_cast<size_t>(batches * K * N));
+    pack<T, T>(b, batches, packed.data());
+    bdata = packed.data();
+    b_sb = batches == 1 ? 0 : K * N;
+    b_sr = N;
+  }
+  constexpr int64_t kCols = 256;
+  const int64_t work_per_row = std::max<int64_t>(1, N * K);
+  parallel_for(c.batch * M, std::max<int64_t>(1, kGrain / work_per_row), [&](int64_t r0, int64_t r1) {
+    Acc acc[kCols];
+    for (int64_t j0 = 0; j0 < N; j0 += kCols) {
+      const int64_t jn = std::min(kCols, N - j0);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t bi = r / M, i = r % M;
+        std::fill(acc, acc + jn, Acc{});
+        const T* bmat = bdata + bi * b_sb + j0;
+        for (int64_t k = 0; k < K; ++k) {
+          const Acc av = static_cast<Acc>(at<T>(a, bi, i, k));
+          const T* brow = bmat + k * b_sr;
+          for (int64_t j = 0; j < jn; ++j) acc[j] += av * static_cast<Acc>(brow[j]);
+        }
+        for (int64_t j = 0; j < jn; ++j) at<T>(c, bi, i, j0 + j) = static_cast<T>(acc[j]);
+      }
+    }
+  });
+}
+
+template <typename T>
+void fill_zero(const Mat& c) {
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t i = 0; i < c.rows; ++i) {
+      for (int64_t j = 0; j < c.cols; ++j) at<T>(c, b, i, j) = T(0.0f);
+    }
+  }
+}
+
+template <typename T>
+void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
+  using P = compute_t<T>;  // float32 for the half types
+  const int64_t M = a.rows, K = a.cols, N = b.cols, batch = c.batch;
+  if (K == 0) {
+    fill_zero<T>(c);
+    return;
+  }
+  if (!fits_int(M) || !fits_int(N) || !fits_int(K)) {
+    gemm_loop<T, P>(a, b, c);
+    return;
+  }
+  std::vector<P> abuf, bbuf, cbuf;
+  const BlasOperand<P> A = prepare<T, P>(a, abuf);
+  const BlasOperand<P> B = prepare<T, P>(b, bbuf);
+  // Write straight into c when its rows are dense, else into a dense buffer.
+  bool direct = false;
+  P* cdata = nullptr;
+  int64_t c_sb = 0, ldc = 0;
+  if constexpr (std::is_same_v<T, P>) {
+    if ((N == 1 || c.sc == 1) && (M == 1 || c.sr >= N)) {
+      ldc = M == 1 ? N : c.sr;
+      direct = fits_int(ldc);
+      cdata = reinterpret_cast<P*>(c.data);
+      c_sb = c.sb;
+    }
+  }
+  if (!direct) {
+    cbuf.resize(static_cast<size_t>(batch * M * N));
+    cdata = cbuf.data();
+    c_sb = M * N;
+    ldc = N;
+  }
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    gemm(A.trans, B.trans, M, N, K, A.data + bi * A.batch_stride, A.ld, B.data + bi * B.batch_stride, B.ld,
+         cdata + bi * c_sb, ldc);
+  }
+  if (!direct) {
+    parallel_for(batch * M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const P* row = cbuf.data() + r * N;
+        for (int64_t j = 0; j < N; ++j) at<T>(c, r / M, r % M, j) = convert<T>(row[j]);
+      }
+    });
+  }
+}
+
+template <typename T>
+using int_acc_t = std::conditional_t<(sizeof(T) <= 4), uint32_t, uint64_t>;
+
+void matmul(const TsrKernelCall& call, const Mat& a, const Mat& b, const Mat& c) {
+  if (c.batch == 0 || c.rows == 0 || c.cols == 0) return;
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("matrix multiplication is not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      gemm_loop<T, int_acc_t<T>>(a, b, c);  // unsigned accumulation wraps without UB
+    } else {
+      matmul_floating<T>(a, b, c);
+    }
+  });
+}
+
+Mat mat3(const DLTensor& t) {
+  return {data_ptr(t), t.shape[0], t.shape[1], t.shape[2], t.strides[0], t.strides[1], t.strides[2]};
+}
+Mat mat2(const DLTensor& t) {
+  return {data_ptr(t), 1, t.shape[0], t.shape[1], 0, t.strides[0], t.strides[1]};
+}
+
+}  // namespace
+
+void mm_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const DLTensor& other = tensor_arg(call, 1, "other", call.dtype);
+  DLTensor& out = output(call, 0, call.dtype);
+  if (self.ndim != 2 || other.ndim != 2 || out.ndim != 2 || self.shape[1] != other.shape[0] ||
+      out.shape[0] != self.shape[0] || out.shape[1] != other.shape[1]) {
+    invalid("expected self [M, K], other [K, N], out [M, N]; got " + shape_text(self) + ", " + shape_text(other) +
+            ", " + shape_text(out));
+  }
+  matmul(call, mat2(self), mat2(other), mat2(out));
+}
+
+void bmm_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const DLTensor& other = tensor_arg(call, 1, "other", call.dtype);
+  DLTensor& out = output(call, 0, call.dtype);
+  if (self.ndim != 3 || other.ndim != 3 || out.ndim != 3 || self.shape[0] != other.shape[0] ||
+      out.shape[0] != self.shape[0] || self.shape[2] != other.shape[1] || out.shape[1] != self.shape[1] ||
+      out.shape[2] != other.shape[2]) {
+    invalid("expected self [B, M, K], other [B, K, N], out [B, M, N]; got " + shape_text(self) + ", " +
+            shape_text(other) + ", " + shape_text(out));
+  }
+  matmul(call, mat3(self), mat3(other), mat3(out));
+}
+
+}  // namespace tessera::cpu

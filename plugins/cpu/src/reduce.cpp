@@ -1,0 +1,553 @@
+// sum over a list of dims, with keepdim and an output dtype (docs/ops.md).
+//
+// Accuracy: floating sums are pairwise. Each output's reduced elements are cut
+// into fixed blocks; a block is summed pairwise (8 interleaved accumulators at
+// the leaves, which also vectorizes), and block results are combined by a
+// binary cascade, so the error grows with log(n), not n. float16/bfloat16
+// accumulate in float32. The block structure does not depend on the number of
+// threads, so results are identical for every OMP_NUM_THREADS.
+//
+// Integers and bool accumulate in uint64 (two's complement wrap, no UB) and are
+// converted to the output dtype (int64 unless a dtype was requested).
+//
+// Two layouts:
+//  - inner: the fastest-moving input dim is reduced (e.g. sum over the last
+//    dim). Each output is an independent pairwise sum; threads take outputs,
+//    or blocks of one output when there are few outputs (a full reduction);
+//  - outer: the fastest-moving input dim is kept (e.g. column sums). A tile of
+//    up to kTile adjacent outputs is reduced together, row by row, so every
+//    load is used; leaves of kLeafRows rows are cascaded pairwise per lane.
+#include "common.hpp"
+#include "convert.hpp"
+#include "elementwise.hpp"
+#include "kernels.hpp"
+#include "parallel.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace tessera::cpu {
+namespace {
+
+constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
+constexpr int64_t kBlock = 16384;     // reduced elements per block (inner layout)
+constexpr int64_t kPairwiseLeaf = 128;  // below this, pairwise sums use 8 accumulators
+constexpr int64_t kTile = 64;         // outputs reduced together (outer layout)
+constexpr int64_t kLeafRows = 8;      // rows summed straight into a tile before cascading
+constexpr int64_t kBlockRows = 256;   // rows per block (outer layout), a multiple of kLeafRows
+
+template <typename T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<kIsFloating<T>, float, uint64_t>>;
+
+template <typename T, typename Acc>
+inline Acc load_acc(storage_t<T> x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x != 0 ? 1u : 0u;
+  } else if constexpr (kIsInteger<T>) {
+    return static_cast<uint64_t>(static_cast<int64_t>(x));  // sign-extend, then wrap
+  } else {
+    return static_cast<Acc>(static_cast<compute_t<T>>(x));
+  }
+}
+
+template <typename Out, typename Acc>
+inline storage_t<Out> store_acc(Acc a) {
+  if constexpr (std::is_same_v<Acc, uint64_t>) {
+    return static_cast<storage_t<Out>>(convert<Out>(static_cast<int64_t>(a)));
+  } else {
+    return static_cast<storage_t<Out>>(convert<Out>(a));
+  }
+}
+
+// Pairwise sum of n elements at p with stride s (elements).
+template <typename T, typename Acc>
+Acc pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
+  if (n <= kPairwiseLeaf) {
+    Acc lane[8] = {};
+    int64_t i = 0;
+    if (s == 1) {
+      for (; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 8; ++j) lane[j] += load_acc<T, Acc>(p[i + j]);
+      }
+    } else {
+      for (; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 8; ++j) lane[j] += load_acc<T, Acc>(p[(i + j) * s]);
+      }
+    }
+    Acc total = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+    for (; i < n; ++i) total += load_acc<T, Acc>(p[i * s]);
+    return total;
+  }
+  const int64_t half = (n / 2) & ~int64_t{7};  // keep the left part a multiple of 8
+  return pairwise_sum<T, Acc>(p, half, s) + pairwise_sum<T, Acc>(p + half * s, n - half, s);
+}
+
+// Streaming pairwise combination: level l holds the sum of 2^l pushed values,
+// so pushing n values costs n - 1 additions and keeps the tree balanced.
+template <typename Acc>
+class Cascade {
+ public:
+  void push(Acc x) {
+    uint64_t c = count_++;
+    int l = 0;
+    for (; (c & 1u) != 0; c >>= 1, ++l) x = level_[l] + x;
+    level_[l] = x;
+  }
+  Acc total() const {
+    Acc r{};
+    bool first = true;
+    for (int l = 0; l < 64; ++l) {
+      if (((count_ >> l) & 1u) == 0) continue;
+      r = first ? level_[l] : level_[l] + r;
+      first = false;
+    }
+    return r;
+  }
+
+ private:
+  Acc level_[64];
+  uint64_t count_ = 0;
+};
+
+// The same over vectors of `width` lanes (tiles of the outer layout).
+template <typename Acc>
+class VecCascade {
+ public:
+  void reset(int64_t width) {
+    width_ = width;
+    count_ = 0;
+  }
+  void push(const Acc* v) {
+    uint64_t c = count_++;
+    int l = 0;
+    std::copy(v, v + width_, carry_);
+    for (; (c & 1u) != 0; c >>= 1, ++l) {
+      const Acc* lv = slot(l);
+      for (int64_t w = 0; w < width_; ++w) carry_[w] = lv[w] + carry_[w];
+    }
+    std::copy(carry_, carry_ + width_, slot(l));
+  }
+  void total(Acc* out) {
+    bool first = true;
+    for (int l = 0; l < 64; ++l) {
+      if (((count_ >> l) & 1u) == 0) continue;
+      const Acc* lv = slot(l);
+      for (int64_t w = 0; w < width_; ++w) out[w] = first ? lv[w] : lv[w] + out[w];
+      first = false;
+    }
+    if (first) std::fill(out, out + width_, Acc{});
+  }
+
+ private:
+  Acc* slot(int l) {
+    if (levels_.size() < static_cast<size_t>((l + 1) * kTile)) levels_.resize(static_cast<size_t>((l + 1) * kTile));
+    return levels_.data() + l * kTile;
+  }
+  int64_t width_ = 0;
+  uint64_t count_ = 0;
+  Acc carry_[kTile];
+  std::vector<Acc> levels_;
+};
+
+struct Dim {
+  int64_t size;
+  int64_t in;   // input stride, elements
+  int64_t out;  // output stride, elements (0 for reduced dims)
+  bool reduced;
+};
+
+// The problem after dropping size-1 dims, flipping negative input strides,
+// ordering dims by input stride and merging compatible neighbours.
+struct Layout {
+  int64_t in_offset = 0, out_offset = 0;  // elements, from flips
+  int nk = 0, nr = 0;                     // kept and reduced dims, innermost first
+  Dim kept[kMaxDims];
+  Dim red[kMaxDims];
+  int64_t n_out = 1, n_red = 1;
+  bool inner = true;  // the fastest-moving input dim is reduced (or nothing is kept)
+};
+
+Layout make_layout(const DLTensor& self, const DLTensor& out, const int64_t* dims, size_t ndims, bool keepdim) {
+  Layout L;
+  Dim all[kMaxDims];
+  int n = 0;
+  size_t next = 0;  // dims is sorted: walk it alongside d
+  int32_t out_dim = 0;
+  for (int32_t d = 0; d < self.ndim; ++d) {
+    const bool reduced = next < ndims && dims[next] == d;
+    if (reduced) ++next;
+    int64_t out_stride = 0;
+    if (!reduced) {
+      out_stride = out.strides[keepdim ? d : out_dim];
+      ++out_dim;
+    } else if (keepdim) {
+      ++out_dim;
+    }
+    const int64_t size = self.shape[d];
+    if (size == 1) continue;
+    if (n == kMaxDims) invalid("more than 64 dimensions of size > 1");
+    Dim dim{size, self.strides[d], reduced ? 0 : out_stride, reduced};
+    if (dim.in < 0) {  // walk forward in the input; the output follows (same elements)
+      L.in_offset += (size - 1) * dim.in;
+      L.out_offset += (size - 1) * dim.out;
+      dim.in = -dim.in;
+      dim.out = -dim.out;
+    }
+    all[n++] = dim;
+  }
+  // Innermost first by input stride (stable, so ties keep the logical order).
+  std::stable_sort(all, all + n, [](const Dim& a, const Dim& b) { return a.in < b.in; });
+  // Merge an outer dim into the previous (inner) one of the same kind when
+  // stepping it equals stepping the inner one `size` times.
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    if (m > 0) {
+      Dim& inner = all[m - 1];
+      const Dim& outer = all[i];
+      if (inner.reduced == outer.reduced && outer.in == inner.in * inner.size &&
+          outer.out == inner.out * inner.size) {
+        inner.size *= outer.size;
+        continue;
+      }
+    }
+    all[m++] = all[i];
+  }
+  for (int i = 0; i < m; ++i) {
+    if (all[i].reduced) {
+      L.red[L.nr++] = all[i];
+      L.n_red *= all[i].size;
+    } else {
+      L.kept[L.nk++] = all[i];
+      L.n_out *= all[i].size;
+    }
+  }
+  L.inner = L.nk == 0 || (m > 0 && all[0].reduced);
+  return L;
+}
+
+template <typename T, typename Acc>
+struct Reducer {
+  using S = storage_t<T>;
+  const Layout& L;
+
+  // Sum of the reduced elements [begin, end) (flat, innermost fastest) of the
+  // output whose input elements start at base.
+  Acc sum_range(const S* base, int64_t begin, int64_t end) const {
+    const int64_t len = L.red[0].size;
+    const int64_t s0 = L.red[0].in;
+    if (L.nr == 1) return pairwise_sum<T, Acc>(base + begin * s0, end - begin, s0);
+    int64_t index[kMaxDims];
+    int64_t rest = begin / len;
+    int64_t col = begin % len;
+    const S* row = base;
+    for (int d = 1; d < L.nr; ++d) {
+      index[d] = rest % L.red[d].size;
+      rest /= L.red[d].size;
+      row += index[d] * L.red[d].in;
+    }
+    Cascade<Acc> acc;
+    for (int64_t remaining = end - begin; remaining > 0;) {
+      const int64_t count = std::min(len - col, remaining);
+      acc.push(pairwise_sum<T, Acc>(row + col * s0, count, s0));
+      remaining -= count;
+      col = 0;
+      for (int d = 1; d < L.nr && remaining > 0; ++d) {
+        row += L.red[d].in;
+        if (++index[d] < L.red[d].size) break;
+        row -= L.red[d].size * L.red[d].in;
+        index[d] = 0;
+      }
+    }
+    return acc.total();
+  }
+
+  int64_t blocks() const { return (L.n_red + kBlock - 1) / kBlock; }
+
+  Acc block(const S* base, int64_t b) const { return sum_range(base, b * kBlock, std::min(L.n_red, (b + 1) * kBlock)); }
+
+  // One output, on this thread.
+  Acc sum_all(const S* base) const {
+    const int64_t nb = blocks();
+    if (nb == 1) return block(base, 0);
+    Cascade<Acc> acc;
+    for (int64_t b = 0; b < nb; ++b) acc.push(block(base, b));
+    return acc.total();
+  }
+
+  // One output, its blocks spread over threads; same result as sum_all.
+  Acc sum_all_parallel(const S* base) const {
+    const int64_t nb = blocks();
+    std::vector<Acc> partial(static_cast<size_t>(nb));
+    parallel_for(nb, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
+      for (int64_t b = b0; b < b1; ++b) partial[static_cast<size_t>(b)] = block(base, b);
+    });
+    Cascade<Acc> acc;
+    for (const Acc& p : partial) acc.push(p);
+    return acc.total();
+  }
+
+  // Outer layout: sums rows [r0, r1) of a tile of `width` lanes (lane stride
+  // ls): leaves of kLeafRows rows are added straight, leaves are cascaded, and
+  // the block's total goes to `result`.
+  void tile_block(const S* base, int64_t width, int64_t ls, int64_t r0, int64_t r1, VecCascade<Acc>& vc,
+                  Acc* result) const {
+    int64_t index[kMaxDims];
+    const S* row = base;
+    int64_t rest = r0;
+    for (int d = 0; d < L.nr; ++d) {
+      index[d] = rest % L.red[d].size;
+      rest /= L.red[d].size;
+      row += index[d] * L.red[d].in;
+    }
+    vc.reset(width);
+    Acc leaf[kTile];
+    const S* rows[kLeafRows];
+    for (int64_t r = r0; r < r1;) {
+      const int64_t nrows = std::min(kLeafRows, r1 - r);
+      for (int64_t i = 0; i < nrows; ++i) {
+        rows[i] = row;
+        for (int d = 0; d < L.nr; ++d) {  // next row
+          row += L.red[d].in;
+          if (++index[d] < L.red[d].size) break;
+          row -= L.red[d].size * L.red[d].in;
+          index[d] = 0;
+        }
+      }
+      r += nrows;
+      sum_leaf(rows, nrows, width, ls, leaf);
+      vc.push(leaf);
+    }
+    vc.total(result);
+  }
+
+  // leaf[w] = sum of rows[i][w * ls] over the leaf's rows, in row order. With
+  // dense lanes, kChunk lanes at a time stay in registers across the rows.
+  static void sum_leaf(const S* const* rows, int64_t nrows, int64_t width, int64_t ls, Acc* leaf) {
+    constexpr int64_t kChunk = 16;
+    int64_t w = 0;
+    if (ls == 1) {
+      for (; w + kChunk <= width; w += kChunk) {
+        Acc a[kChunk] = {};
+        for (int64_t i = 0; i < nrows; ++i) {
+          const S* p = rows[i] + w;
+          for (int64_t j = 0; j < kChunk; ++j) a[j] += load_acc<T, Acc>(p[j]);
+        }
+        for (int64_t j = 0; j < kChunk; ++j) leaf[w + j] = a[j];
+      }
+    }
+    for (; w < width; ++w) {
+      Acc a{};
+      for (int64_t i = 0; i < nrows; ++i) a += load_acc<T, Acc>(rows[i][w * ls]);
+      leaf[w] = a;
+    }
+  }
+};
+
+// Offsets (elements) of flat index `i` over dims[0..n) (innermost first).
+inline void offsets_of(int64_t i, const Dim* dims, int n, int64_t& in, int64_t& out) {
+  in = 0;
+  out = 0;
+  for (int d = 0; d < n; ++d) {
+    const int64_t idx = i % dims[d].size;
+    i /= dims[d].size;
+    in += idx * dims[d].in;
+    out += idx * dims[d].out;
+  }
+}
+
+template <typename T, typename Out>
+void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
+  using Acc = acc_t<T>;
+  using S = storage_t<T>;
+  using O = storage_t<Out>;
+  const Reducer<T, Acc> red{L};
+  const int64_t threads = max_threads();
+  const bool few_outputs = L.n_out < threads && L.n_red >= 2 * kBlock;
+  if (few_outputs && threads > 1) {  // e.g. a full reduction: split each output's blocks
+    for (int64_t i = 0; i < L.n_out; ++i) {
+      int64_t io, oo;
+      offsets_of(i, L.kept, L.nk, io, oo);
+      out[oo] = store_acc<Out, Acc>(red.sum_all_parallel(in + io));
+    }
+    return;
+  }
+  // Threads take outputs; the kept dims are walked by the SDK iterator.
+  int64_t shape[kMaxDims], in_strides[kMaxDims], out_strides[kMaxDims];
+  for (int d = 0; d < L.nk; ++d) {  // the iterator wants outermost first
+    shape[d] = L.kept[L.nk - 1 - d].size;
+    in_strides[d] = L.kept[L.nk - 1 - d].in;
+    out_strides[d] = L.kept[L.nk - 1 - d].out;
+  }
+  const sdk::StridedIter<2> it(
+      L.nk, shape,
+      {sdk::IterOperand{reinterpret_cast<char*>(out), out_strides, static_cast<int64_t>(sizeof(O))},
+       sdk::IterOperand{reinterpret_cast<char*>(const_cast<S*>(in)), in_strides, static_cast<int64_t>(sizeof(S))}},
+      sdk::IterOrder::kRowMajor);
+  const auto loop = [&red](char** p, const int64_t* s, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      *reinterpret_cast<O*>(p[0] + i * s[0]) = store_acc<Out, Acc>(red.sum_all(reinterpret_cast<const S*>(p[1] + i * s[1])));
+    }
+  };
+  const int64_t grain = std::max<int64_t>(1, kGrain / L.n_red);
+  parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) { it.for_range(b, e, loop); });
+}
+
+template <typename T, typename Out>
+void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
+  using Acc = acc_t<T>;
+  using S = storage_t<T>;
+  const Reducer<T, Acc> red{L};
+  const Dim& lane = L.kept[0];  // the fastest-moving kept dim: tiles run along it
+  const int64_t tiles = (lane.size + kTile - 1) / kTile;
+  const int64_t outer = L.n_out / lane.size;  // combinations of the other kept dims
+  const int64_t row_blocks = (L.n_red + kBlockRows - 1) / kBlockRows;
+  const auto width_of = [&](int64_t t) { return std::min(kTile, lane.size - t * kTile); };
+  const auto store = [&](storage_t<Out>* o, int64_t width, const Acc* sums) {
+    for (int64_t w = 0; w < width; ++w) o[w * lane.out] = store_acc<Out, Acc>(sums[w]);
+  };
+
+  if (row_blocks == 1) {  // few rows: every (outer, tile) pair is one independent task
+    const int64_t tasks = outer * tiles;
+    parallel_for(tasks, std::max<int64_t>(1, kGrain / (kTile * L.n_red)), [&](int64_t t0, int64_t t1) {
+      VecCascade<Acc> vc;
+      Acc sums[kTile];
+      for (int64_t task = t0; task < t1; ++task) {
+        const int64_t t = task % tiles;
+        int64_t io, oo;
+        offsets_of(task / tiles, L.kept + 1, L.nk - 1, io, oo);
+        red.tile_block(in + io + t * kTile * lane.in, width_of(t), lane.in, 0, L.n_red, vc, sums);
+        store(out + oo + t * kTile * lane.out, width_of(t), sums);
+      }
+    });
+    return;
+  }
+
+  // Many rows. Phase 1: each block of kBlockRows rows is summed for every tile
+  // while those rows are hot in cache and TLB (walking one tile down all rows
+  // would touch a new page per row). Phase 2: each tile cascades its block
+  // partials in block order, so the result does not depend on the threads.
+  std::vector<Acc> partial(static_cast<size_t>(row_blocks * lane.size));  // [block][lane]
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t io, oo;
+    offsets_of(o, L.kept + 1, L.nk - 1, io, oo);
+    const S* base = in + io;
+    parallel_for(row_blocks, std::max<int64_t>(1, kGrain / (kBlockRows * lane.size)), [&](int64_t b0, int64_t b1) {
+      VecCascade<Acc> vc;
+      for (int64_t b = b0; b < b1; ++b) {
+        const int64_t r0 = b * kBlockRows, r1 = std::min(L.n_red, r0 + kBlockRows);
+        for (int64_t t = 0; t < tiles; ++t) {
+          red.tile_block(base + t * kTile * lane.in, width_of(t), lane.in, r0, r1, vc,
+                         partial.data() + b * lane.size + t * kTile);
+        }
+      }
+    });
+    parallel_for(tiles, std::max<int64_t>(1, kGrain / (kTile * row_blocks)), [&](int64_t t0, int64_t t1) {
+      VecCascade<Acc> vc;
+      Acc sums[kTile];
+      for (int64_t t = t0; t < t1; ++t) {
+        vc.reset(width_of(t));
+        for (int64_t b = 0; b < row_blocks; ++b) vc.push(partial.data() + b * lane.size + t * kTile);
+        vc.total(sums);
+        store(out + oo + t * kTile * lane.out, width_of(t), sums);
+      }
+    });
+  }
+}
+
+template <typename T, typename Out>
+void sum_typed(const DLTensor& self, DLTensor& out, const Layout& L) {
+  const storage_t<T>* in = reinterpret_cast<const storage_t<T>*>(data_ptr(self)) + L.in_offset;
+  storage_t<Out>* o = reinterpret_cast<storage_t<Out>*>(data_ptr(out)) + L.out_offset;
+  if (L.inner) {
+    reduce_inner<T, Out>(L, in, o);
+  } else {
+    reduce_outer<T, Out>(L, in, o);
+  }
+}
+
+}  // namespace
+
+void sum_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const TsrValue& dim = arg(call, 1, "dim");
+  if (dim.tag != TSR_VALUE_INT_LIST) invalid("argument 'dim' must be an int list, got " + tag_text(dim.tag));
+  const TsrValue& keepdim_v = arg(call, 2, "keepdim");
+  if (keepdim_v.tag != TSR_VALUE_BOOL) invalid("argument 'keepdim' must be a bool, got " + tag_text(keepdim_v.tag));
+  const bool keepdim = keepdim_v.as.b != 0;
+  // args[3] (dtype) is already reflected in the output's dtype.
+  DLTensor& out = output(call, 0);
+
+  const int64_t* dims = dim.as.int_list.data;
+  size_t ndims = dim.as.int_list.size;
+  if (ndims > 0 && dims == nullptr) invalid("argument 'dim' has a NULL list");
+  // A 0-d tensor reduces over "dim 0" like PyTorch allows; it is a no-op.
+  if (self.ndim == 0 && ndims == 1 && dims[0] == 0) ndims = 0;
+  for (size_t i = 0; i < ndims; ++i) {
+    if (dims[i] < 0 || dims[i] >= self.ndim || (i > 0 && dims[i] <= dims[i - 1])) {
+      invalid("argument 'dim' must hold sorted, unique dims in [0, " + std::to_string(self.ndim) + "), got " +
+              std::to_string(dims[i]) + " at position " + std::to_string(i));
+    }
+  }
+  // The output shape must be the reduced shape.
+  const int32_t expected_ndim = keepdim ? self.ndim : self.ndim - static_cast<int32_t>(ndims);
+  bool shape_ok = out.ndim == expected_ndim;
+  for (int32_t d = 0, o = 0, next = 0; shape_ok && d < self.ndim; ++d) {
+    const bool reduced = static_cast<size_t>(next) < ndims && dims[next] == d;
+    if (reduced) ++next;
+    if (reduced && !keepdim) continue;
+    shape_ok = out.shape[o++] == (reduced ? 1 : self.shape[d]);
+  }
+  if (!shape_ok) {
+    invalid("out has shape " + shape_text(out) + ", which is not the reduced shape of " + shape_text(self));
+  }
+
+  const TsrDType out_dtype = dtype_of(out, "out");
+  const bool integral_in = !(kFloatMask & TSR_DTYPE_BIT(call.dtype));
+  if (out_dtype != call.dtype && !(integral_in && out_dtype == TSR_DTYPE_INT64)) {
+    invalid(std::string("output dtype ") + sdk::dtype_name(out_dtype) + " is not " + sdk::dtype_name(call.dtype) +
+            (integral_in ? " or int64" : ""));
+  }
+  const Layout L = make_layout(self, out, dims, ndims, keepdim);
+
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const auto run = [&](auto out_tag) {
+      using Out = typename decltype(out_tag)::type;
+      using Acc = acc_t<T>;
+      if (sdk::numel(self) == 0) {  // not called by the core; defined anyway: zeros
+        run_elementwise<1>(out.ndim, out.shape, {sdk::IterOperand::of(out)}, kGrain,
+                           sdk::basic_loop<storage_t<Out>>([] { return store_acc<Out, Acc>(Acc{}); }));
+        return;
+      }
+      if (L.nr == 0) {  // only size-1 dims are reduced: convert element by element
+        int64_t out_strides[kMaxDims];
+        std::vector<int64_t> big;
+        int64_t* os = out_strides;
+        if (self.ndim > kMaxDims) {
+          big.resize(static_cast<size_t>(self.ndim));
+          os = big.data();
+        }
+        size_t next = 0;
+        for (int32_t d = 0, o = 0; d < self.ndim; ++d) {
+          const bool reduced = next < ndims && dims[next] == d;
+          if (reduced) ++next;
+          os[d] = reduced ? 0 : out.strides[keepdim ? d : o];
+          if (!reduced || keepdim) ++o;
+        }
+        sdk::IterOperand o_op{data_ptr(out), os, static_cast<int64_t>(sizeof(storage_t<Out>))};
+        run_elementwise<2>(self.ndim, self.shape, {o_op, sdk::IterOperand::of(self)}, kGrain,
+                           sdk::basic_loop<storage_t<Out>, storage_t<T>>(
+                               [](storage_t<T> x) { return store_acc<Out, Acc>(load_acc<T, Acc>(x)); }));
+        return;
+      }
+      sum_typed<T, Out>(self, out, L);
+    };
+    if (out_dtype == call.dtype) {
+      run(sdk::TypeTag<T>{});
+    } else if constexpr (!kIsFloating<T>) {
+      run(sdk::TypeTag<int64_t>{});
+    }
+  });
+}
+
+}  // namespace tessera::cpu
