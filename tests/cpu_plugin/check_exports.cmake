@@ -1,0 +1,36 @@
+# cmake -DPLUGIN=<lib> -DNM=<nm> -DREADELF=<readelf> -P check_exports.cmake
+# Fails unless the plugin's dynamic symbol table defines exactly
+# tessera_plugin_entry and the library does not depend on libtessera.
+if(NOT PLUGIN OR NOT EXISTS "${PLUGIN}")
+  message(FATAL_ERROR "PLUGIN not set or missing: ${PLUGIN}")
+endif()
+if(NOT NM)
+  set(NM nm)
+endif()
+if(NOT READELF)
+  set(READELF readelf)
+endif()
+
+execute_process(COMMAND ${NM} -D --defined-only "${PLUGIN}"
+                OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${PLUGIN}")
+endif()
+string(REGEX MATCHALL "[^\n]+" lines "${syms}")
+set(names "")
+foreach(line IN LISTS lines)
+  string(REGEX REPLACE "^[0-9a-fA-F]* *[A-Za-z] +" "" name "${line}")
+  list(APPEND names "${name}")
+endforeach()
+if(NOT names STREQUAL "tessera_plugin_entry")
+  message(FATAL_ERROR "${PLUGIN} must export only tessera_plugin_entry; it exports: ${names}")
+endif()
+
+execute_process(COMMAND ${READELF} -d "${PLUGIN}" OUTPUT_VARIABLE dyn RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${READELF} failed on ${PLUGIN}")
+endif()
+if(dyn MATCHES "libtessera\\.so")
+  message(FATAL_ERROR "${PLUGIN} links libtessera; plugins must not")
+endif()
+message(STATUS "${PLUGIN}: exports only tessera_plugin_entry, no libtessera")
