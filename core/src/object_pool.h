@@ -15,28 +15,25 @@ template <size_t Size>
 class ThreadCachedPool {
  public:
   static void* allocate() {
-    if (state() != State::Dead) [[likely]] {
-      Cache& c = cache();
-      if (c.head != nullptr) {
-        Node* n = c.head;
-        c.head = n->next;
-        --c.count;
-        return n;
-      }
+    Cache& c = cache_;
+    if (c.head != nullptr) [[likely]] {
+      Node* n = c.head;
+      c.head = n->next;
+      --c.count;
+      return n;
     }
     return ::operator new(Size);
   }
 
   static void deallocate(void* p) noexcept {
-    if (state() != State::Dead) [[likely]] {
-      Cache& c = cache();
-      if (c.count < kMaxCached) {
-        auto* n = static_cast<Node*>(p);
-        n->next = c.head;
-        c.head = n;
-        ++c.count;
-        return;
-      }
+    Cache& c = cache_;
+    if (c.count < kMaxCached && c.state != State::Dead) [[likely]] {
+      if (c.state == State::Fresh) [[unlikely]] arm_cleanup();
+      auto* n = static_cast<Node*>(p);
+      n->next = c.head;
+      c.head = n;
+      ++c.count;
+      return;
     }
     ::operator delete(p);
   }
@@ -48,29 +45,37 @@ class ThreadCachedPool {
     Node* next;
   };
   enum class State : unsigned char { Fresh, Alive, Dead };
+  // Plain data, so each access is one %fs-relative load: no constructor guard.
   struct Cache {
-    Node* head = nullptr;
-    int count = 0;
-    Cache() { state() = State::Alive; }
-    ~Cache() {
-      state() = State::Dead;  // later frees on this thread go straight to the heap
-      while (head != nullptr) {
-        Node* next = head->next;
-        ::operator delete(head);
-        head = next;
+    Node* head;
+    int count;
+    State state;
+  };
+  static thread_local Cache cache_ __attribute__((tls_model("initial-exec")));
+
+  // Frees the thread's cached blocks when it exits; later frees on the thread
+  // (from other thread_locals' destructors) go straight to the heap.
+  struct Cleanup {
+    ~Cleanup() {
+      Cache& c = cache_;
+      c.state = State::Dead;
+      while (c.head != nullptr) {
+        Node* next = c.head->next;
+        ::operator delete(c.head);
+        c.head = next;
       }
+      c.count = 0;
     }
   };
-  // Trivially destructible, so it stays readable while thread_locals are destroyed.
-  static State& state() {
-    // initial-exec: a direct %fs-relative access instead of a __tls_get_addr call.
-    static thread_local State s __attribute__((tls_model("initial-exec"))) = State::Fresh;
-    return s;
-  }
-  static Cache& cache() {
-    static thread_local Cache c __attribute__((tls_model("initial-exec")));  // constructing it marks the state Alive
-    return c;
+  static void arm_cleanup() {
+    static thread_local Cleanup cleanup;
+    (void)cleanup;
+    cache_.state = State::Alive;
   }
 };
+
+template <size_t Size>
+thread_local typename ThreadCachedPool<Size>::Cache ThreadCachedPool<Size>::cache_ = {nullptr, 0,
+                                                                                     ThreadCachedPool<Size>::State::Fresh};
 
 }  // namespace tessera::detail

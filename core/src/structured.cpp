@@ -3,6 +3,7 @@
 #include <tessera/error.h>
 
 #include <cstdio>
+#include <new>
 
 #include "abi_bridge.h"
 #include "plugin_host.h"
@@ -71,19 +72,27 @@ void StructuredCall::set_tensor_borrowed(int i, const Tensor& t) {
   impls_[i] = t.unsafeGetTensorImpl();
   values_[i].tag = TSR_VALUE_TENSOR;
   values_[i].as.tensor = nullptr;  // filled by run()
+  set_mask_ |= 1u << i;
   if (i >= num_args_) num_args_ = i + 1;
 }
 
 void StructuredCall::set_tensor(int i, Tensor t) {
-  held_[i] = std::move(t);
-  impls_[i] = held_[i].unsafeGetTensorImpl();
+  if (held_mask_ & (1u << i)) {
+    held_[i].t = std::move(t);
+  } else {
+    new (&held_[i].t) Tensor(std::move(t));
+    held_mask_ |= 1u << i;
+  }
+  impls_[i] = held_[i].t.unsafeGetTensorImpl();
   values_[i].tag = TSR_VALUE_TENSOR;
   values_[i].as.tensor = nullptr;  // filled by run()
+  set_mask_ |= 1u << i;
   if (i >= num_args_) num_args_ = i + 1;
 }
 
 void StructuredCall::set_value(int i, const TsrValue& v) {
   values_[i] = v;
+  set_mask_ |= 1u << i;
   if (i >= num_args_) num_args_ = i + 1;
 }
 
@@ -105,8 +114,7 @@ void StructuredCall::set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
 void StructuredCall::set_none(int i) { set_value(i, TsrValue{}); }
 
 void StructuredCall::set_int_list(int i, IntArrayRef list) {
-  DimVector& store = lists_[num_lists_++];
-  store.assign(list.begin(), list.end());
+  DimVector& store = lists_[num_lists_++].emplace(list.begin(), list.end());
   TsrValue v{};
   v.tag = TSR_VALUE_INT_LIST;
   v.as.int_list.data = store.data();
@@ -115,7 +123,15 @@ void StructuredCall::set_int_list(int i, IntArrayRef list) {
 }
 
 void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
-  out_sizes_[num_outputs_].assign(sizes.begin(), sizes.end());
+  const DimVector& store = out_store_[num_outputs_].emplace(sizes.begin(), sizes.end());
+  out_shape_[num_outputs_] = IntArrayRef(store.data(), store.size());
+  out_dtypes_[num_outputs_] = dtype;
+  out_kind_[num_outputs_] = 0;
+  ++num_outputs_;
+}
+
+void StructuredCall::add_output_borrowed_shape(IntArrayRef sizes, ScalarType dtype) {
+  out_shape_[num_outputs_] = sizes;
   out_dtypes_[num_outputs_] = dtype;
   out_kind_[num_outputs_] = 0;
   ++num_outputs_;
@@ -123,7 +139,7 @@ void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
 
 void StructuredCall::add_aliased_output(const Tensor& t) {
   outputs_[num_outputs_] = t;
-  out_sizes_[num_outputs_].assign(t.sizes().begin(), t.sizes().end());
+  out_shape_[num_outputs_] = t.sizes();  // t is held in outputs_
   out_dtypes_[num_outputs_] = t.scalar_type();
   out_kind_[num_outputs_] = 1;
   ++num_outputs_;
@@ -191,7 +207,7 @@ void StructuredCall::run() {
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
   for (int i = 0; i < num_outputs_; ++i) {
-    if (out_kind_[i] == 0) outputs_[i] = empty_on(out_sizes_[i], out_dtypes_[i], device);
+    if (out_kind_[i] == 0) outputs_[i] = empty_on(out_shape_[i], out_dtypes_[i], device);
     if (out_kind_[i] == 2) {
       if (dev.no_storage()) [[unlikely]] {
         throw NotImplementedError(detail::str(op_.name(), ": the output shape depends on the data, which device type '",
@@ -227,6 +243,9 @@ void StructuredCall::run() {
                             device.index()};
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];
+      if (set_mask_ != (1u << num_args_) - 1) [[unlikely]] {
+        throw InternalError(detail::str(op_.name(), ": the meta rule left a kernel argument unset"));
+      }
       for (int i = 0; i < num_args_; ++i) {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
           make_dl(*impls_[i], dl_args[i]);

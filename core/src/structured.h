@@ -13,14 +13,49 @@
 
 #include "device_registry.h"
 
+#include <new>
+#include <utility>
+
 namespace tessera {
 
 inline constexpr int kMaxKernelArgs = 8;
+
+/// A T constructed on demand, with no work (no zeroing) when unused — unlike
+/// std::optional, whose default constructor GCC may compile to a memset.
+template <typename T>
+class Lazy {
+ public:
+  Lazy() {}
+  ~Lazy() {
+    if (engaged_) value_.~T();
+  }
+  Lazy(const Lazy&) = delete;
+  Lazy& operator=(const Lazy&) = delete;
+  template <typename... Args>
+  T& emplace(Args&&... args) {
+    if (engaged_) value_.~T();
+    new (&value_) T(std::forward<Args>(args)...);
+    engaged_ = true;
+    return value_;
+  }
+
+ private:
+  union {
+    T value_;
+  };
+  bool engaged_ = false;
+};
 inline constexpr int kMaxKernelOutputs = 4;
 
 class StructuredCall {
  public:
   StructuredCall(const Operator& op, DispatchKeySet ks, Frame& frame) : op_(op), ks_(ks), frame_(frame) {}
+  ~StructuredCall() {
+    for (int i = 0; held_mask_ != 0; ++i, held_mask_ >>= 1)
+      if (held_mask_ & 1u) held_[i].t.~Tensor();
+  }
+  StructuredCall(const StructuredCall&) = delete;
+  StructuredCall& operator=(const StructuredCall&) = delete;
 
   const Operator& op() const { return op_; }
   DispatchKeySet keys() const { return ks_; }
@@ -34,7 +69,7 @@ class StructuredCall {
   }
 
   // ---- filled in by the meta rule ----
-  Device device;
+  Device device{DeviceTypeId{0}, 0};  // not Device(): that looks up "cpu"
   ScalarType dispatch_dtype = ScalarType::Undefined;
 
   /// Kernel argument i is tensor t (kept alive for the call).
@@ -48,6 +83,9 @@ class StructuredCall {
   void set_int_list(int i, IntArrayRef list);  // copied
   /// A new output of this shape and dtype, allocated by run().
   void add_output(IntArrayRef sizes, ScalarType dtype);
+  /// As add_output, without copying `sizes`: they must outlive run() (e.g. the
+  /// sizes of a frame argument).
+  void add_output_borrowed_shape(IntArrayRef sizes, ScalarType dtype);
   /// An output that is an existing tensor (in-place ops).
   void add_aliased_output(const Tensor& t);
   /// An output whose shape the kernel decides (allocate_output).
@@ -59,7 +97,7 @@ class StructuredCall {
   void set_zero_fill_outputs() { zero_fill_ = true; }
 
   /// The meta rule's outputs' sizes (e.g. for in-place checks).
-  IntArrayRef output_sizes(int i) const { return IntArrayRef(out_sizes_[i].data(), out_sizes_[i].size()); }
+  IntArrayRef output_sizes(int i) const { return out_shape_[i]; }
 
   /// Allocates outputs, calls the kernel, stores results into the frame.
   void run();
@@ -76,15 +114,26 @@ class StructuredCall {
   int num_args_ = 0;
   int num_outputs_ = 0;
   bool zero_fill_ = false;
-  Tensor held_[kMaxKernelArgs];
-  const TensorImpl* impls_[kMaxKernelArgs] = {};
-  TsrValue values_[kMaxKernelArgs] = {};
-  DimVector lists_[2];
+  // Left uninitialized on purpose: zeroing these arrays (a `rep stos` per call)
+  // cost more than the rest of a tiny op's bookkeeping. Entry i is valid once a
+  // set_* call wrote it; held_ entries are constructed on demand (held_mask_).
+  union HeldTensor {
+    HeldTensor() {}
+    ~HeldTensor() {}
+    Tensor t;
+  };
+  HeldTensor held_[kMaxKernelArgs];
+  uint32_t held_mask_ = 0;
+  uint32_t set_mask_ = 0;  // which kernel arguments a set_* call wrote
+  const TensorImpl* impls_[kMaxKernelArgs];
+  TsrValue values_[kMaxKernelArgs];
+  Lazy<DimVector> lists_[2];  // most calls never build one
   int num_lists_ = 0;
   Tensor outputs_[kMaxKernelOutputs];
-  DimVector out_sizes_[kMaxKernelOutputs];
-  ScalarType out_dtypes_[kMaxKernelOutputs] = {};
-  uint8_t out_kind_[kMaxKernelOutputs] = {};  // 0 new, 1 aliased, 2 data-dependent
+  IntArrayRef out_shape_[kMaxKernelOutputs];  // into out_store_ or a live tensor's sizes
+  Lazy<DimVector> out_store_[kMaxKernelOutputs];
+  ScalarType out_dtypes_[kMaxKernelOutputs];
+  uint8_t out_kind_[kMaxKernelOutputs];  // 0 new, 1 aliased, 2 data-dependent
   DLTensor* dl_outputs_ = nullptr;
   Tensor copy_into_;
 };

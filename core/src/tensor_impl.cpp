@@ -36,40 +36,51 @@ DimVector contiguous_strides(IntArrayRef sizes) {
   return strides;
 }
 
+void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
+  ndim_ = static_cast<int64_t>(sizes.size());
+  if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
+  for (int64_t i = 0; i < ndim_; ++i) dims_[i] = sizes[i];
+  if (strides != nullptr)
+    for (int64_t i = 0; i < ndim_; ++i) dims_[ndim_ + i] = strides[i];
+}
+
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
-    : storage_(std::move(storage)), sizes_(sizes.begin(), sizes.end()), dtype_(dtype) {
-  strides_.resize(sizes_.size());
+    : storage_(std::move(storage)), dtype_(dtype) {
+  set_dims(sizes, nullptr);
+  int64_t* st = dims_ + ndim_;
   int64_t acc = 1;
-  for (size_t i = sizes_.size(); i-- > 0;) {
-    strides_[i] = acc;
-    acc *= sizes_[i] > 1 ? sizes_[i] : 1;
+  for (int64_t i = ndim_ - 1; i >= 0; --i) {
+    st[i] = acc;
+    acc *= dims_[i] > 1 ? dims_[i] : 1;
   }
   numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  for (int64_t i = 0; i < ndim_; ++i) numel_ *= dims_[i];
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
-    : storage_(std::move(storage)), sizes_(sizes.begin(), sizes.end()), strides_(strides.begin(), strides.end()),
-      offset_(offset), dtype_(dtype) {
+    : storage_(std::move(storage)), offset_(offset), dtype_(dtype) {
+  set_dims(sizes, strides.data());
   refresh();
   key_set_ = DispatchKeySet::backend(storage_->device().type());
 }
 
 void TensorImpl::refresh() {
+  const int64_t* sizes = dims_;
+  const int64_t* strides = dims_ + ndim_;
   numel_ = 1;
-  for (int64_t s : sizes_) numel_ *= s;
+  for (int64_t i = 0; i < ndim_; ++i) numel_ *= sizes[i];
   // Contiguous = row-major dense, ignoring the strides of size-1 dims (as PyTorch).
   is_contiguous_ = true;
   int64_t expected = 1;
-  for (size_t i = sizes_.size(); i-- > 0;) {
-    if (sizes_[i] == 1) continue;
-    if (strides_[i] != expected) {
+  for (int64_t i = ndim_ - 1; i >= 0; --i) {
+    if (sizes[i] == 1) continue;
+    if (strides[i] != expected) {
       is_contiguous_ = numel_ == 0;
       break;
     }
-    expected *= sizes_[i];
+    expected *= sizes[i];
   }
 }
 

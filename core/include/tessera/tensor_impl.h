@@ -27,10 +27,15 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes);
   /// A view: any sizes, strides (elements) and offset (elements) over `storage`.
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  ~TensorImpl() {
+    if (dims_ != inline_dims_) delete[] dims_;
+  }
+  TensorImpl(const TensorImpl&) = delete;
+  TensorImpl& operator=(const TensorImpl&) = delete;
 
-  IntArrayRef sizes() const { return IntArrayRef(sizes_.data(), sizes_.size()); }
-  IntArrayRef strides() const { return IntArrayRef(strides_.data(), strides_.size()); }
-  int64_t dim() const { return static_cast<int64_t>(sizes_.size()); }
+  IntArrayRef sizes() const { return IntArrayRef(dims_, static_cast<size_t>(ndim_)); }
+  IntArrayRef strides() const { return IntArrayRef(dims_ + ndim_, static_cast<size_t>(ndim_)); }
+  int64_t dim() const { return ndim_; }
   int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
   Device device() const { return storage_->device(); }
@@ -42,8 +47,8 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread
   void* data() const {
     return storage_->data() ? static_cast<char*>(storage_->data()) + offset_ * int64_t(element_size(dtype_)) : nullptr;
   }
-  const int64_t* sizes_data() const { return sizes_.data(); }
-  const int64_t* strides_data() const { return strides_.data(); }
+  const int64_t* sizes_data() const { return dims_; }
+  const int64_t* strides_data() const { return dims_ + ndim_; }
 
   /// A number given to an op in place of a tensor (a + 2): it takes part in type
   /// promotion only by category, like PyTorch's wrapped numbers.
@@ -52,10 +57,14 @@ class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread
 
  private:
   void refresh();
+  // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
+  void set_dims(IntArrayRef sizes, const int64_t* strides);
+  static constexpr int kInlineDims = 6;
 
   Storage storage_;
-  DimVector sizes_;
-  DimVector strides_;
+  int64_t* dims_ = inline_dims_;
+  int64_t ndim_ = 0;
+  int64_t inline_dims_[2 * kInlineDims];
   int64_t offset_ = 0;
   int64_t numel_ = 1;
   ScalarType dtype_;

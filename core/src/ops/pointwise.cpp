@@ -62,7 +62,7 @@ bool binary_fast_path(StructuredCall& c, const Tensor& a, const Tensor& b) {
     if (!c.arg(2).is_none()) return false;
     c.set_none(2);
   }
-  c.add_output(ia->sizes(), t);
+  c.add_output_borrowed_shape(ia->sizes(), t);
   c.set_tensor_borrowed(0, a);
   c.set_tensor_borrowed(1, b);
   c.dispatch_dtype = t;
