@@ -165,6 +165,29 @@ bool g_trace = [] {
 }();
 
 const KernelFunction g_structured_kernel{&run_structured, nullptr, "structured"};
+
+// Kernel entries and tables replaced while other threads may still be reading
+// them are kept here rather than freed (lock-free readers hold no reference).
+// Bounded by the number of registrations; reachable, so leak checkers are quiet.
+struct Retired {
+  std::mutex mutex;
+  std::vector<const void*> kernels;
+  std::vector<const BackendKernels*> tables;
+};
+Retired& retired() {
+  static Retired* r = new Retired();
+  return *r;
+}
+void retire_kernel(const KernelFunction* k) {
+  if (k == nullptr || k == &g_structured_kernel) return;
+  std::lock_guard<std::mutex> lock(retired().mutex);
+  retired().kernels.push_back(k);
+}
+void retire_table(const BackendKernels* t) {
+  if (t == nullptr) return;
+  std::lock_guard<std::mutex> lock(retired().mutex);
+  retired().tables.push_back(t);
+}
 }  // namespace
 
 bool Dispatcher::trace_enabled() { return g_trace; }
@@ -196,6 +219,7 @@ Operator& Dispatcher::declare(std::string_view schema, uint32_t flags) {
 Operator& Dispatcher::declare_structured(std::string_view schema, uint32_t flags, MetaFn meta) {
   Operator& op = declare(schema, flags);
   op.meta_ = meta;
+  op.backend_default_ = &g_structured_kernel;
   for (int bit = 0; bit < kMaxDeviceTypes; ++bit) op.table_[bit].store(&g_structured_kernel, std::memory_order_release);
   return op;
 }
@@ -209,6 +233,7 @@ Operator& Dispatcher::declare_inplace_variant(const Operator& functional, std::s
 Operator& Dispatcher::declare_composite(std::string_view schema, uint32_t flags, BoxedKernelFn kernel) {
   Operator& op = declare(schema, flags);
   auto* k = new KernelFunction{kernel, nullptr, "composite"};  // lives as long as the op
+  op.backend_default_ = k;
   for (int bit = 0; bit < kMaxDeviceTypes; ++bit) op.table_[bit].store(k, std::memory_order_release);
   return op;
 }
@@ -239,21 +264,23 @@ void Dispatcher::register_kernel(Operator& op, int bit, KernelFunction kernel) {
   TSR_CHECK(bit >= 0 && bit < kNumDispatchKeys && kernel.fn != nullptr, ValueError, "register_kernel(", op.name(),
             "): bad key ", bit, " or null kernel");
   std::lock_guard<std::mutex> lock(state_->mutex);
-  op.table_[bit].store(new KernelFunction(kernel), std::memory_order_release);  // never freed: readers hold no lock
+  const KernelFunction* old = op.table_[bit].exchange(new KernelFunction(kernel), std::memory_order_acq_rel);
+  if (old != op.backend_default_) retire_kernel(old);
 }
 void Dispatcher::deregister_kernel(Operator& op, int bit) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  op.table_[bit].store(bit < kMaxDeviceTypes ? (op.meta_ ? &g_structured_kernel : nullptr) : nullptr,
-                       std::memory_order_release);
+  const KernelFunction* old =
+      op.table_[bit].exchange(bit < kMaxDeviceTypes ? op.backend_default_ : nullptr, std::memory_order_acq_rel);
+  if (old != op.backend_default_) retire_kernel(old);
 }
 void Dispatcher::register_fallback(DispatchKey key, KernelFunction kernel) {
   TSR_CHECK(kernel.fn != nullptr, ValueError, "register_fallback: null kernel");
   std::lock_guard<std::mutex> lock(state_->mutex);
-  fallbacks_[static_cast<int>(key)].store(new KernelFunction(kernel), std::memory_order_release);
+  retire_kernel(fallbacks_[static_cast<int>(key)].exchange(new KernelFunction(kernel), std::memory_order_acq_rel));
 }
 void Dispatcher::deregister_fallback(DispatchKey key) {
   std::lock_guard<std::mutex> lock(state_->mutex);
-  fallbacks_[static_cast<int>(key)].store(nullptr, std::memory_order_release);
+  retire_kernel(fallbacks_[static_cast<int>(key)].exchange(nullptr, std::memory_order_acq_rel));
 }
 
 DispatchKeySet compute_dispatch_keys(const Frame& frame) {
@@ -349,6 +376,7 @@ void install_plugin_kernel(Operator& op, DeviceTypeId t, uint64_t mask, TsrKerne
   for (int d = 0; d < kNumScalarTypes; ++d)
     if (mask & (uint64_t{1} << d)) next->by_dtype[d] = PluginKernel{fn, context, plugin};
   op.set_backend_kernels(t, next);
+  retire_table(old);
 }
 
 }  // namespace tessera
@@ -371,6 +399,7 @@ void remove_plugin_kernels(const PluginRecord* plugin) {
       }
       if (touched) {
         op->set_backend_kernels(static_cast<DeviceTypeId>(t), next);
+        retire_table(old);
       } else {
         delete next;
       }

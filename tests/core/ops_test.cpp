@@ -97,6 +97,12 @@ TEST(Ops, InPlaceOps) {
   EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{-2.5, 4.5, -6.5, 8.5}));
   a.relu_();
   EXPECT_EQ(a.to_vector<float>(), (std::vector<float>{0, 4.5, 0, 8.5}));
+  Tensor r = arange(5, kFloat);
+  r.narrow(0, 1, 4).add_(r.narrow(0, 0, 4));  // partial overlap: reads a snapshot
+  EXPECT_EQ(r.to_vector<float>(), (std::vector<float>{0, 1, 3, 5, 7}));
+  Tensor sq = arange(4, kFloat).view({2, 2});
+  sq.mul_(sq.t());  // same memory, other layout
+  EXPECT_EQ(sq.to_vector<float>(), (std::vector<float>{0, 2, 2, 9}));
   const uint32_t v0 = a.storage()->version();
   a.zero_();
   EXPECT_GT(a.storage()->version(), v0);

@@ -133,6 +133,7 @@ class Operator {
   uint32_t flags_;
   MetaFn meta_ = nullptr;
   const Operator* kernel_source_ = nullptr;
+  const KernelFunction* backend_default_ = nullptr;  // what backend slots hold unless overridden
   std::atomic<const KernelFunction*> table_[kNumDispatchKeys] = {};
   std::atomic<const void*> backend_kernels_[kMaxDeviceTypes] = {};
 };

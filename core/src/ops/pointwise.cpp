@@ -32,6 +32,16 @@ void add_inplace_output(StructuredCall& c, const Tensor& self, IntArrayRef shape
   }
 }
 
+// An input of an in-place op that shares memory with self without being exactly
+// self is read from a snapshot, so the result does not depend on the order the
+// kernel visits elements in (NumPy's semantics).
+Tensor unaliased(const Tensor& in, const Tensor& self) {
+  if (in.storage().get() != self.storage().get() || self.storage()->data() == nullptr) return in;
+  if (in.data_ptr() == self.data_ptr() && in.sizes().equals(self.sizes()) && in.strides().equals(self.strides()))
+    return in;
+  return in.clone();
+}
+
 template <Binary K, bool InPlace>
 void binary_meta(StructuredCall& c);
 
@@ -110,7 +120,7 @@ void binary_meta(StructuredCall& c) {
     c.add_output(shape, compute);
   }
   c.set_tensor(0, cast_and_expand(a, compute, shape));
-  c.set_tensor(1, cast_and_expand(b, compute, shape));
+  c.set_tensor(1, cast_and_expand(InPlace ? unaliased(b, a) : b, compute, shape));
   c.dispatch_dtype = compute;
 }
 
