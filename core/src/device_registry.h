@@ -26,6 +26,9 @@ struct DeviceTypeEntry {
   std::string plugin_name;
   int32_t device_count = 0;
   std::string unavailable_reason;
+  /// Small blocks are reused per thread (small_block_cache.h): the plugin allows
+  /// caching and the device is synchronous.
+  bool small_block_cache = false;
 
   bool has(uint64_t cap) const { return (desc.capabilities & cap) != 0; }
   bool no_storage() const { return has(TSR_DEVICE_CAP_NO_STORAGE); }

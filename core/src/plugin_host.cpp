@@ -267,6 +267,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   Staging& st = rec.staging;
   for (DeviceTypeEntry& e : st.device_types) {
     query_device_count(e);
+    e.small_block_cache = e.has(TSR_DEVICE_CAP_CACHING_ALLOCATOR) && !e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage();
     DeviceTypeEntry* added = device_registry::add(std::move(e));
     rec.device_types.push_back(added->name);
   }

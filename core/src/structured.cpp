@@ -8,6 +8,7 @@
 #include "abi_bridge.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
+#include "small_block_cache.h"
 
 namespace tessera {
 
@@ -17,8 +18,15 @@ namespace tessera {
 namespace {
 void device_deleter(StorageImpl& s) noexcept {
   const auto* e = static_cast<const DeviceTypeEntry*>(s.deleter_context());
+  size_t nbytes = s.nbytes();
+  if (small_blocks::eligible(*e, s.device(), nbytes)) {
+    if (!device_registry::retired(s.device().type()) &&
+        small_blocks::give(s.device().type(), s.data(), nbytes, s.owner_ref()))
+      return;
+    nbytes = small_blocks::rounded(nbytes);
+  }
   try {
-    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), s.nbytes(), nullptr);
+    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), nbytes, nullptr);
   } catch (...) {  // ABI rule 4 violated; a destructor cannot report it otherwise
     std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception across the C ABI\n",
                  e->plugin_name.c_str());
@@ -48,13 +56,21 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
                                    e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
     }
     void* ptr = nullptr;
-    TsrError* err =
-        call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), nbytes, nullptr, &ptr); });
-    if (err != nullptr) [[unlikely]] {
-      throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
+    PluginRef owner;
+    const bool small = small_blocks::eligible(e, device, nbytes);
+    if (small) ptr = small_blocks::take(device.type(), nbytes, owner);
+    if (ptr == nullptr) {
+      const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
+      TsrError* err =
+          call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
+      if (err != nullptr) [[unlikely]] {
+        throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name,
+                                         "')"));
+      }
+      owner = PluginRef(e.plugin);
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
-                                      PluginRef(e.plugin)));
+                                      std::move(owner)));
   }
   return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes)));
 }
@@ -66,14 +82,6 @@ void StructuredCall::bad_tensor_arg(int i) const {
   const auto& args = op_.schema().arguments;
   throw ValueError(detail::str(op_.name(), ": argument '", i < int(args.size()) ? args[i].name : "?",
                                "' must be a defined tensor"));
-}
-
-void StructuredCall::set_tensor_borrowed(int i, const Tensor& t) {
-  impls_[i] = t.unsafeGetTensorImpl();
-  values_[i].tag = TSR_VALUE_TENSOR;
-  values_[i].as.tensor = nullptr;  // filled by run()
-  set_mask_ |= 1u << i;
-  if (i >= num_args_) num_args_ = i + 1;
 }
 
 void StructuredCall::set_tensor(int i, Tensor t) {
@@ -90,28 +98,6 @@ void StructuredCall::set_tensor(int i, Tensor t) {
   if (i >= num_args_) num_args_ = i + 1;
 }
 
-void StructuredCall::set_value(int i, const TsrValue& v) {
-  values_[i] = v;
-  set_mask_ |= 1u << i;
-  if (i >= num_args_) num_args_ = i + 1;
-}
-
-void StructuredCall::set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
-  TsrValue v{};
-  if (as_dtype == kBool) {
-    v.tag = TSR_VALUE_BOOL;
-    v.as.b = s.to_bool() ? 1 : 0;
-  } else if (is_floating_type(as_dtype)) {
-    v.tag = TSR_VALUE_FLOAT;
-    v.as.f = s.to_double();
-  } else {
-    v.tag = TSR_VALUE_INT;
-    v.as.i = s.to_long();
-  }
-  set_value(i, v);
-}
-
-void StructuredCall::set_none(int i) { set_value(i, TsrValue{}); }
 
 void StructuredCall::set_int_list(int i, IntArrayRef list) {
   DimVector& store = lists_[num_lists_++].emplace(list.begin(), list.end());

@@ -76,10 +76,32 @@ class StructuredCall {
   void set_tensor(int i, Tensor t);
   /// Kernel argument i is t, borrowed: t must outlive run() (a frame argument).
   /// Saves the reference-count traffic of set_tensor on the hot path.
-  void set_tensor_borrowed(int i, const Tensor& t);
-  void set_value(int i, const TsrValue& v);
-  void set_scalar(int i, const Scalar& s, ScalarType as_dtype);
-  void set_none(int i);
+  void set_tensor_borrowed(int i, const Tensor& t) {
+    impls_[i] = t.unsafeGetTensorImpl();
+    values_[i].tag = TSR_VALUE_TENSOR;
+    values_[i].as.tensor = nullptr;  // filled by run()
+    mark_set(i);
+  }
+  void set_value(int i, const TsrValue& v) {
+    values_[i] = v;
+    mark_set(i);
+  }
+  /// A number, as the kernel's dtype wants it: BOOL, FLOAT or INT.
+  void set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
+    TsrValue& v = values_[i];
+    if (as_dtype == kBool) {
+      v.tag = TSR_VALUE_BOOL;
+      v.as.b = s.to_bool() ? 1 : 0;
+    } else if (is_floating_type(as_dtype)) {
+      v.tag = TSR_VALUE_FLOAT;
+      v.as.f = s.to_double();
+    } else {
+      v.tag = TSR_VALUE_INT;
+      v.as.i = s.to_long();
+    }
+    mark_set(i);
+  }
+  void set_none(int i) { set_value(i, TsrValue{}); }
   void set_int_list(int i, IntArrayRef list);  // copied
   /// A new output of this shape and dtype, allocated by run().
   void add_output(IntArrayRef sizes, ScalarType dtype);
@@ -106,6 +128,10 @@ class StructuredCall {
   friend TsrError* structured_allocate_output(TsrCallHandle, size_t, TsrDType, int32_t, const int64_t*, DLTensor**);
   void make_dl(const TensorImpl& t, DLTensor& dl) const;
   [[noreturn]] void bad_tensor_arg(int i) const;
+  void mark_set(int i) {
+    set_mask_ |= 1u << i;
+    if (i >= num_args_) num_args_ = i + 1;
+  }
   DLDevice dl_device_{};
 
   const Operator& op_;

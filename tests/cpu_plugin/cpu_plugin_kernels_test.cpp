@@ -610,7 +610,7 @@ TEST_F(CpuPlugin, RegistersTheCpuDeviceType) {
   const TsrDeviceTypeDesc& d = plugin().device();
   EXPECT_EQ(d.struct_size, sizeof(TsrDeviceTypeDesc));
   EXPECT_EQ(d.dlpack_device_type, kDLCPU);
-  EXPECT_EQ(d.capabilities, TSR_DEVICE_CAP_HOST_ACCESSIBLE);
+  EXPECT_EQ(d.capabilities, TSR_DEVICE_CAP_HOST_ACCESSIBLE | TSR_DEVICE_CAP_CACHING_ALLOCATOR);
   EXPECT_EQ(d.memory_alignment, 64u);
 
   int32_t count = -1;

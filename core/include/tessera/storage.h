@@ -48,6 +48,8 @@ class StorageImpl : public boost::intrusive_ref_counter<StorageImpl, boost::thre
   /// The plugin whose device the memory belongs to (kept loaded while this storage
   /// lives); null for from_blob memory. DLPack imports hold their device type's plugin.
   PluginRecord* owner() const { return owner_.get(); }
+  /// Moves the plugin reference out (the allocator keeps it with a cached block).
+  PluginRef& owner_ref() { return owner_; }
   /// Read-only memory (e.g. imported from a read-only DLPack producer): in-place
   /// ops and copies into it fail with ValueError.
   bool read_only() const { return read_only_; }

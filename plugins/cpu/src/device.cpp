@@ -158,7 +158,8 @@ TsrDeviceTypeDesc cpu_device_desc() {
   d.struct_size = sizeof(TsrDeviceTypeDesc);
   d.name = "cpu";
   d.dlpack_device_type = kDLCPU;
-  d.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
+  // Caching: the core may keep freed blocks for reuse (the device is synchronous).
+  d.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE | TSR_DEVICE_CAP_CACHING_ALLOCATOR;
   d.memory_alignment = kMemoryAlignment;
   d.context = nullptr;
   d.device_count = &device_count;
