@@ -34,27 +34,41 @@ void device_deleter(StorageImpl& s) noexcept {
 }
 }  // namespace
 
+namespace {
+[[noreturn, gnu::cold, gnu::noinline]] void fail_negative_size(IntArrayRef sizes) {
+  for (int64_t s : sizes)
+    if (s < 0) throw ValueError(detail::str("empty: negative size ", s, " in shape ", sizes));
+  throw InternalError("fail_negative_size without a negative size");
+}
+[[noreturn, gnu::cold, gnu::noinline]] void fail_retired(const DeviceTypeEntry& e, Device device) {
+  throw UnavailableError(detail::str("cannot allocate on ", device.str(), ": its plugin '", e.plugin_name,
+                                     "' was unloaded"));
+}
+[[noreturn, gnu::cold, gnu::noinline]] void fail_no_such_device(const DeviceTypeEntry& e, Device device) {
+  throw ValueError(detail::str("device ", device.str(), " does not exist: device type '", e.name, "' (plugin '",
+                               e.plugin_name, "') has ", e.device_count, " device(s)",
+                               e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
+}
+[[noreturn, gnu::cold, gnu::noinline]] void fail_allocate(const DeviceTypeEntry& e, Device device, size_t nbytes,
+                                                           TsrError* err) {
+  throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
+}
+}  // namespace
+
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
   int64_t numel = 1;
   for (int64_t s : sizes) {
-    TSR_CHECK(s >= 0, ValueError, "empty: negative size ", s, " in shape ", sizes);
+    if (s < 0) [[unlikely]] fail_negative_size(sizes);
     numel *= s;
   }
   const DeviceTypeEntry& e = device_entry(device);
-  if (device_registry::retired(device.type())) [[unlikely]] {
-    throw UnavailableError(detail::str("cannot allocate on ", device.str(), ": its plugin '", e.plugin_name,
-                                       "' was unloaded"));
-  }
+  if (device_registry::retired(device.type())) [[unlikely]] fail_retired(e, device);
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
   Storage storage;
   if (e.no_storage() || nbytes == 0) {
     storage = Storage(new StorageImpl(nullptr, nbytes, device, nullptr, nullptr, PluginRef(e.plugin)));
   } else {
-    if (device.index() < 0 || device.index() >= e.device_count) [[unlikely]] {
-      throw ValueError(detail::str("device ", device.str(), " does not exist: device type '", e.name, "' (plugin '",
-                                   e.plugin_name, "') has ", e.device_count, " device(s)",
-                                   e.unavailable_reason.empty() ? "" : " — ", e.unavailable_reason));
-    }
+    if (device.index() < 0 || device.index() >= e.device_count) [[unlikely]] fail_no_such_device(e, device);
     void* ptr = nullptr;
     PluginRef owner;
     const bool small = small_blocks::eligible(e, device, nbytes);
@@ -63,10 +77,7 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
       const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
       TsrError* err =
           call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
-      if (err != nullptr) [[unlikely]] {
-        throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name,
-                                         "')"));
-      }
+      if (err != nullptr) [[unlikely]] fail_allocate(e, device, nbytes, err);
       owner = PluginRef(e.plugin);
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
@@ -189,16 +200,43 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
   }
 }
 
+void StructuredCall::fail_data_dependent_on_no_storage(const DeviceTypeEntry& dev) const {
+  throw NotImplementedError(detail::str(op_.name(), ": the output shape depends on the data, which device type '",
+                                        dev.name, "' does not hold; call: ", describe_call(op_, frame_)));
+}
+
+void StructuredCall::fail_no_kernel(const DeviceTypeEntry& dev) const {
+  std::string have;
+  const uint64_t mask = registered_dtype_mask(op_.kernel_source(), device.type());
+  for (int d = 0; d < kNumScalarTypes; ++d)
+    if (mask & (uint64_t{1} << d)) have += (have.empty() ? "" : ", ") + std::string(dtype_name(ScalarType(d)));
+  throw NotImplementedError(detail::str(
+      op_.name(), ": no kernel for device type '", dev.name, "' and dtype ", dtype_name(dispatch_dtype), " (plugin '",
+      dev.plugin_name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
+      "); call: ", describe_call(op_, frame_)));
+}
+
+void StructuredCall::trace_kernel(const DeviceTypeEntry& dev, const PluginKernel& k) const {
+  std::fprintf(stderr, "[tessera dispatch]   kernel %s [%s, %s] from plugin '%s'\n", op_.kernel_source().name().c_str(),
+               dev.name.c_str(), std::string(dtype_name(dispatch_dtype)).c_str(), k.plugin->name.c_str());
+}
+
+void StructuredCall::fail_unset_argument() const {
+  throw InternalError(detail::str(op_.name(), ": the meta rule left a kernel argument unset"));
+}
+
+void StructuredCall::fail_kernel(const DeviceTypeEntry& dev, const PluginKernel& k, TsrError* err) const {
+  throw_abi_error(err, detail::str(op_.name(), ": kernel of plugin '", k.plugin->name, "' for ", dev.name, "/",
+                                   dtype_name(dispatch_dtype), " failed; call: ", describe_call(op_, frame_)));
+}
+
 void StructuredCall::run() {
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
   for (int i = 0; i < num_outputs_; ++i) {
     if (out_kind_[i] == 0) outputs_[i] = empty_on(out_shape_[i], out_dtypes_[i], device);
     if (out_kind_[i] == 2) {
-      if (dev.no_storage()) [[unlikely]] {
-        throw NotImplementedError(detail::str(op_.name(), ": the output shape depends on the data, which device type '",
-                                              dev.name, "' does not hold; call: ", describe_call(op_, frame_)));
-      }
+      if (dev.no_storage()) [[unlikely]] fail_data_dependent_on_no_storage(dev);
       all_empty = false;
     } else if (outputs_[i].numel() != 0) {
       all_empty = false;
@@ -210,28 +248,14 @@ void StructuredCall::run() {
       for (int i = 0; i < num_outputs_; ++i) outputs_[i].zero_();
     } else {
       const PluginKernel* k = find_plugin_kernel(op_, device.type(), dispatch_dtype);
-      if (k == nullptr) [[unlikely]] {
-        std::string have;
-        const uint64_t mask = registered_dtype_mask(op_.kernel_source(), device.type());
-        for (int d = 0; d < kNumScalarTypes; ++d)
-          if (mask & (uint64_t{1} << d)) have += (have.empty() ? "" : ", ") + std::string(dtype_name(ScalarType(d)));
-        throw NotImplementedError(detail::str(
-            op_.name(), ": no kernel for device type '", dev.name, "' and dtype ", dtype_name(dispatch_dtype),
-            " (plugin '", dev.plugin_name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
-            "); call: ", describe_call(op_, frame_)));
-      }
-      if (Dispatcher::trace_enabled()) [[unlikely]] {
-        std::fprintf(stderr, "[tessera dispatch]   kernel %s [%s, %s] from plugin '%s'\n", op_.kernel_source().name().c_str(),
-                     dev.name.c_str(), std::string(dtype_name(dispatch_dtype)).c_str(), k->plugin->name.c_str());
-      }
+      if (k == nullptr) [[unlikely]] fail_no_kernel(dev);
+      if (Dispatcher::trace_enabled()) [[unlikely]] trace_kernel(dev, *k);
       // A device without a DLPack type shows kernels kDLExtDev (0 is no DLPack type).
       dl_device_ = DLDevice{dev.desc.dlpack_device_type ? static_cast<DLDeviceType>(dev.desc.dlpack_device_type) : kDLExtDev,
                             device.index()};
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];
-      if (set_mask_ != (1u << num_args_) - 1) [[unlikely]] {
-        throw InternalError(detail::str(op_.name(), ": the meta rule left a kernel argument unset"));
-      }
+      if (set_mask_ != (1u << num_args_) - 1) [[unlikely]] fail_unset_argument();
       for (int i = 0; i < num_args_; ++i) {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
           make_dl(*impls_[i], dl_args[i]);
@@ -261,10 +285,7 @@ void StructuredCall::run() {
       call.allocate_output = &structured_allocate_output;
       TsrError* err = call_plugin([&] { return k->fn(&call); });
       dl_outputs_ = nullptr;
-      if (err != nullptr) [[unlikely]] {
-        throw_abi_error(err, detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' for ", dev.name, "/",
-                                         dtype_name(dispatch_dtype), " failed; call: ", describe_call(op_, frame_)));
-      }
+      if (err != nullptr) [[unlikely]] fail_kernel(dev, *k, err);
       for (int i = 0; i < num_outputs_; ++i) {
         if (out_kind_[i] == 2 && !outputs_[i].defined()) [[unlikely]] {
           throw InternalError(detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' did not allocate output ", i));

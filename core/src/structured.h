@@ -47,6 +47,8 @@ class Lazy {
 };
 inline constexpr int kMaxKernelOutputs = 4;
 
+struct PluginKernel;
+
 class StructuredCall {
  public:
   StructuredCall(const Operator& op, DispatchKeySet ks, Frame& frame) : op_(op), ks_(ks), frame_(frame) {}
@@ -128,6 +130,13 @@ class StructuredCall {
   friend TsrError* structured_allocate_output(TsrCallHandle, size_t, TsrDType, int32_t, const int64_t*, DLTensor**);
   void make_dl(const TensorImpl& t, DLTensor& dl) const;
   [[noreturn]] void bad_tensor_arg(int i) const;
+  // Error and trace paths, kept out of run()'s hot path.
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_data_dependent_on_no_storage(const DeviceTypeEntry& dev) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_no_kernel(const DeviceTypeEntry& dev) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_unset_argument() const;
+  [[noreturn, gnu::cold, gnu::noinline]] void fail_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k,
+                                                          TsrError* err) const;
+  [[gnu::cold, gnu::noinline]] void trace_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k) const;
   void mark_set(int i) {
     set_mask_ |= 1u << i;
     if (i >= num_args_) num_args_ = i + 1;

@@ -16,10 +16,7 @@ namespace tessera {
 using ops::call;
 using V = IValue;
 
-const TensorImpl& Tensor::checked() const {
-  if (impl_ == nullptr) [[unlikely]] throw ValueError("operation on an undefined tensor");
-  return *impl_;
-}
+void Tensor::throw_undefined() { throw ValueError("operation on an undefined tensor"); }
 
 int64_t Tensor::size(int64_t dim) const {
   const TensorImpl& t = checked();

@@ -151,7 +151,11 @@ class Tensor {
   std::string to_string() const;
 
  private:
-  const TensorImpl& checked() const;
+  const TensorImpl& checked() const {
+    if (impl_ == nullptr) [[unlikely]] throw_undefined();
+    return *impl_;
+  }
+  [[noreturn, gnu::cold]] static void throw_undefined();
   boost::intrusive_ptr<TensorImpl> impl_;
 };
 
