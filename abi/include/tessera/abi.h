@@ -137,8 +137,10 @@ typedef struct TsrEvent_* TsrEvent;
 #define TSR_DEVICE_CAP_ASYNC (((uint64_t)1) << 2)
 /**
  * The plugin lets the host cache its allocations (a caching allocator in the
- * core). The host MAY keep freed blocks for reuse on the same stream; the plugin
- * must then provide the event functions.
+ * core). The host MAY keep freed blocks and reuse them, on any thread, for
+ * requests no larger than the block (it then passes the same, possibly rounded
+ * up, size to allocate and deallocate); on an ASYNC device reuse is
+ * stream-ordered and the plugin must provide the event functions.
  */
 #define TSR_DEVICE_CAP_CACHING_ALLOCATOR (((uint64_t)1) << 3)
 
