@@ -7,19 +7,19 @@
 namespace tessera {
 namespace {
 std::mutex g_mutex;
-std::atomic<DeviceTypeEntry*> g_entries[kMaxDeviceTypes] = {};
 int g_count = 0;  // guarded by g_mutex
 }  // namespace
+
+namespace device_registry {
+std::atomic<DeviceTypeEntry*> g_entries[kMaxDeviceTypes] = {};
+}  // namespace device_registry
+using device_registry::g_entries;
 
 namespace device_registry {
 
 std::atomic<bool> g_retired[kMaxDeviceTypes] = {};
 
 void retire(DeviceTypeId id) { g_retired[id].store(true, std::memory_order_release); }
-
-const DeviceTypeEntry* get(DeviceTypeId id) {
-  return id < kMaxDeviceTypes ? g_entries[id].load(std::memory_order_acquire) : nullptr;
-}
 
 const DeviceTypeEntry* find(std::string_view name) {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
@@ -71,12 +71,8 @@ std::vector<const DeviceTypeEntry*> all() {
 
 }  // namespace device_registry
 
-const DeviceTypeEntry& device_entry(Device d) {
-  const DeviceTypeEntry* e = device_registry::get(d.type());
-  if (e == nullptr) [[unlikely]] {
-    throw InternalError(detail::str("device type id ", int(d.type()), " is not registered"));
-  }
-  return *e;
+void fail_unregistered_device_type(Device d) {
+  throw InternalError(detail::str("device type id ", int(d.type()), " is not registered"));
 }
 
 }  // namespace tessera

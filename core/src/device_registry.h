@@ -36,8 +36,11 @@ struct DeviceTypeEntry {
 };
 
 namespace device_registry {
+extern std::atomic<DeviceTypeEntry*> g_entries[kMaxDeviceTypes];
 /// The entry with this id, or null. Lock-free.
-const DeviceTypeEntry* get(DeviceTypeId id);
+inline const DeviceTypeEntry* get(DeviceTypeId id) {
+  return id < kMaxDeviceTypes ? g_entries[id].load(std::memory_order_acquire) : nullptr;
+}
 /// Lookups by name / DLPack type among live types; null if absent. (Load default
 /// plugins first.)
 const DeviceTypeEntry* find(std::string_view name);
@@ -58,7 +61,12 @@ extern std::atomic<bool> g_retired[kMaxDeviceTypes];
 inline bool retired(DeviceTypeId id) { return g_retired[id].load(std::memory_order_acquire); }
 }  // namespace device_registry
 
-/// The entry of `d`'s type (must exist).
-const DeviceTypeEntry& device_entry(Device d);
+[[noreturn, gnu::cold]] void fail_unregistered_device_type(Device d);
+/// The entry of `d`'s type (must exist). Lock-free.
+inline const DeviceTypeEntry& device_entry(Device d) {
+  const DeviceTypeEntry* e = device_registry::get(d.type());
+  if (e == nullptr) [[unlikely]] fail_unregistered_device_type(d);
+  return *e;
+}
 
 }  // namespace tessera

@@ -8,10 +8,10 @@
 #pragma once
 
 #include <tessera/device.h>
+#include <tessera/ref_counted.h>
 
 #include <atomic>
 #include <boost/intrusive_ptr.hpp>
-#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstddef>
 #include <cstdint>
 
@@ -23,7 +23,7 @@ void intrusive_ptr_add_ref(PluginRecord* p);
 void intrusive_ptr_release(PluginRecord* p);
 using PluginRef = boost::intrusive_ptr<PluginRecord>;
 
-class StorageImpl : public boost::intrusive_ref_counter<StorageImpl, boost::thread_safe_counter> {
+class StorageImpl : public detail::RefCounted<StorageImpl> {
  public:
   /// Frees `self.data()`; called once from the destructor; must not throw.
   using Deleter = void (*)(StorageImpl& self) noexcept;

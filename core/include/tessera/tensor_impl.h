@@ -17,7 +17,7 @@ namespace tessera {
 
 using DimVector = boost::container::small_vector<int64_t, 6>;
 
-class TensorImpl : public boost::intrusive_ref_counter<TensorImpl, boost::thread_safe_counter> {
+class TensorImpl : public detail::RefCounted<TensorImpl> {
  public:
   // Allocated from a per-thread cache: tiny ops create one per output.
   static void* operator new(size_t size);
