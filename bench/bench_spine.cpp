@@ -3,8 +3,10 @@
 //   dispatch        a no-op kernel through the dispatcher           vs  a direct indirect call
 //   add_16M         elementwise add of 16M f32                      vs  a plain loop in this binary
 //   matmul_1024     1024x1024 f32 matmul                            vs  cblas_sgemm directly
-// Run: build/release/bin/tessera_bench_spine --benchmark_repetitions=5
-//      (prints the ratio table at the end, from the medians)
+// Run: build/release/bin/tessera_bench_spine --benchmark_repetitions=7 \
+//        --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
+//      (prints the ratio table at the end, from the medians; interleaving keeps
+//      machine drift from favouring whichever side ran first)
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <tessera/tessera.h>
