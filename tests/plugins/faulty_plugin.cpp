@@ -10,26 +10,14 @@
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/plugin.hpp>
 
+#include "host_memory_device.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
 namespace {
 using tessera::sdk::guard;
-
-TsrError* count(void*, int32_t* n) {
-  *n = 1;
-  return nullptr;
-}
-TsrError* alloc(void*, int32_t, size_t n, TsrStream, void** p) {
-  *p = std::malloc(n);
-  return *p ? nullptr : tessera::sdk::make_error(TSR_ERROR_OUT_OF_MEMORY, "faulty: malloc failed");
-}
-void dealloc(void*, int32_t, void* p, size_t, TsrStream) { std::free(p); }
-TsrError* copy(void*, const TsrCopyRequest* r) {
-  std::memcpy(r->dst, r->src, r->nbytes);
-  return nullptr;
-}
 
 // Writes value into every element of a strided float32 tensor.
 void fill_strided(const DLTensor& t, float value) {
@@ -57,15 +45,7 @@ TsrError* neg_kernel(const TsrKernelCall*) { throw std::logic_error("faulty neg 
 TsrError* nonzero_kernel(const TsrKernelCall*) { return nullptr; }
 
 void init(const tessera::sdk::Host& host, void**) {
-  TsrDeviceTypeDesc d{};
-  d.name = "faulty";
-  d.dlpack_device_type = 1001;
-  d.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
-  d.memory_alignment = 16;
-  d.device_count = &count;
-  d.allocate = &alloc;
-  d.deallocate = &dealloc;
-  d.copy = &copy;
+  const TsrDeviceTypeDesc d = tsrtest::host_memory_device("faulty", 1001);
   host.register_device_type(d);
   const uint64_t f32 = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32);
   host.register_kernel("fill_", "faulty", f32, &fill_kernel);
