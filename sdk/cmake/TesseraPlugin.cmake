@@ -1,4 +1,4 @@
-# tessera_add_plugin(<target> SOURCES ... [OUTPUT_DIRECTORY dir] [OUTPUT_NAME name])
+# tessera_add_plugin(<target> SOURCES ... [OUTPUT_DIRECTORY dir] [OUTPUT_NAME name] [INSTALL])
 #
 # Builds a Tessera device plugin: a shared library that includes only the ABI and
 # SDK headers, exports exactly one symbol (tessera_plugin_entry, ABI rule 1) and
@@ -6,7 +6,7 @@
 set(_TESSERA_PLUGIN_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}")
 
 function(tessera_add_plugin target)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY;OUTPUT_NAME" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "INSTALL" "OUTPUT_DIRECTORY;OUTPUT_NAME" "SOURCES" ${ARGN})
   add_library(${target} MODULE ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE tessera::sdk)
   set_target_properties(${target} PROPERTIES
@@ -28,5 +28,8 @@ function(tessera_add_plugin target)
       "LINKER:--version-script=${_TESSERA_PLUGIN_CMAKE_DIR}/tessera_plugin.map"
       "LINKER:--no-undefined")
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${_TESSERA_PLUGIN_CMAKE_DIR}/tessera_plugin.map")
+  endif()
+  if(ARG_INSTALL)  # into the folder the core searches by default
+    install(TARGETS ${target} LIBRARY DESTINATION lib/tessera/plugins)
   endif()
 endfunction()
