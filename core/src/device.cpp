@@ -28,7 +28,7 @@ DeviceTypeId lookup_type(std::string_view name) {
 Device::Device() : index_(0) {
   static std::atomic<int> cpu{-1};  // cached: the default device is on hot paths
   int id = cpu.load(std::memory_order_relaxed);
-  if (id < 0) {
+  if (id < 0 || device_registry::retired(static_cast<DeviceTypeId>(id))) {  // first use, or cpu was reloaded
     id = lookup_type("cpu");
     cpu.store(id, std::memory_order_relaxed);
   }

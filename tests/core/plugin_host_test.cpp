@@ -146,3 +146,19 @@ TEST(PluginHost, UnloadWaitsForTheLastStorage) {
   EXPECT_EQ(full({2}, 5.0, TensorOptions().device("faulty")).cpu().to_vector<float>(), (std::vector<float>{5, 5}));
   EXPECT_THROW(unload_plugin("no_such_plugin"), ValueError);
 }
+
+TEST(PluginHost, TheDefaultDeviceFollowsAReloadedCpuPlugin) {
+  const auto ps = plugins();
+  const PluginInfo* cpu = find_plugin(ps, "cpu");
+  ASSERT_NE(cpu, nullptr);
+  const std::string path = cpu->path;
+  Tensor kept = full({2}, 3.0);  // on the first cpu device type
+  unload_plugin("cpu");
+  EXPECT_THROW(Device(), ValueError);  // no cpu until it is loaded again
+  load_plugin(path);
+  const Tensor fresh = ones({2});  // Device() finds the new "cpu"
+  EXPECT_NE(fresh.device().type(), kept.device().type());
+  EXPECT_EQ((fresh + fresh).to_vector<float>(), (std::vector<float>{2, 2}));
+  // The old tensor's bytes are still readable through its (unloaded) plugin's copy.
+  EXPECT_EQ(kept.to(Device()).to_vector<float>(), (std::vector<float>{3, 3}));
+}
