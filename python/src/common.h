@@ -1,0 +1,78 @@
+// Shared declarations of the tessera._C bindings: the Scalar caster, the dtype
+// wrapper, and one registration function per topic (each in its own .cpp).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <tessera/tessera.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace tessera::python {
+
+// A Python-visible dtype object (tessera.float32). A wrapper rather than the
+// enum itself so that its repr is 'tessera.float32' and it hashes by value.
+struct DType {
+  ScalarType type;
+  bool operator==(const DType& o) const { return type == o.type; }
+};
+
+// Sizes given either as *args (t.view(2, 3)) or as one sequence (t.view((2, 3))).
+std::vector<int64_t> sizes_from_args(const nb::args& args, const char* what);
+std::vector<int64_t> sizes_from_object(nb::handle obj, const char* what);
+
+void register_errors(nb::module_& m);
+void register_dtype_device(nb::module_& m);
+void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls);
+void register_indexing(nb::class_<Tensor>& cls);
+void register_factories(nb::module_& m);
+void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
+
+}  // namespace tessera::python
+
+namespace nanobind::detail {
+
+// Python bool/int/float <-> tessera::Scalar. bool is tested first because a
+// Python bool is also an int; ints beyond int64 are rejected (no silent wrap).
+template <>
+struct type_caster<tessera::Scalar> {
+  NB_TYPE_CASTER(tessera::Scalar, const_name("bool | int | float"))
+
+  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    if (PyBool_Check(o)) {
+      value = tessera::Scalar(o == Py_True);
+      return true;
+    }
+    if (PyLong_Check(o)) {
+      int overflow = 0;
+      long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+        PyErr_Clear();
+        return false;
+      }
+      value = tessera::Scalar(static_cast<int64_t>(v));
+      return true;
+    }
+    if (PyFloat_Check(o)) {
+      value = tessera::Scalar(PyFloat_AS_DOUBLE(o));
+      return true;
+    }
+    return false;
+  }
+
+  static handle from_cpp(const tessera::Scalar& s, rv_policy, cleanup_list*) noexcept {
+    if (s.is_bool()) return PyBool_FromLong(s.to_bool() ? 1 : 0);
+    if (s.is_integral()) return PyLong_FromLongLong(s.to_long());
+    return PyFloat_FromDouble(s.to_double());
+  }
+};
+
+}  // namespace nanobind::detail

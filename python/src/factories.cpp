@@ -1,0 +1,120 @@
+// Factories with PyTorch signatures: tensor(data), zeros/ones/empty(*size),
+// full(size, value), arange(end) / arange(start, end, step).
+#include "common.h"
+
+#include <string>
+
+namespace tessera::python {
+namespace {
+
+using OptDType = std::optional<DType>;
+
+TensorOptions options(const OptDType& dtype, const std::optional<Device>& device) {
+  TensorOptions o;
+  if (dtype) o = o.dtype(dtype->type);
+  if (device) o = o.device(*device);
+  return o;
+}
+
+// Walks nested lists/tuples of numbers: shape, values, and the inferred kind
+// (bool < int < float, as PyTorch infers bool / int64 / float32).
+struct Nested {
+  std::vector<int64_t> shape;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  int kind = -1;  // -1 none yet, 0 bool, 1 int, 2 float
+  bool shape_known = false;
+
+  void walk(nb::handle obj, size_t depth) {
+    if (PyList_Check(obj.ptr()) || PyTuple_Check(obj.ptr())) {
+      int64_t n = static_cast<int64_t>(PySequence_Size(obj.ptr()));
+      if (!shape_known) {
+        if (depth == shape.size()) shape.push_back(n);
+      }
+      if (depth >= shape.size() || shape[depth] != n)
+        throw nb::value_error("tensor(): ragged nested sequence (every list at one depth must have the same length)");
+      if (n == 0 && depth + 1 == shape.size()) shape_known = true;
+      for (nb::handle item : nb::iter(obj)) walk(item, depth + 1);
+      return;
+    }
+    if (depth != shape.size())
+      throw nb::value_error("tensor(): ragged nested sequence (a number where a list was expected)");
+    shape_known = true;
+    if (PyBool_Check(obj.ptr())) {
+      kind = std::max(kind, 0);
+      i.push_back(obj.ptr() == Py_True);
+      f.push_back(obj.ptr() == Py_True);
+    } else if (PyLong_Check(obj.ptr())) {
+      kind = std::max(kind, 1);
+      int64_t v = nb::cast<int64_t>(obj);  // raises on overflow
+      i.push_back(v);
+      f.push_back(static_cast<double>(v));
+    } else if (PyFloat_Check(obj.ptr())) {
+      kind = 2;
+      double v = PyFloat_AS_DOUBLE(obj.ptr());
+      i.push_back(0);
+      f.push_back(v);
+    } else {
+      throw nb::type_error(("tensor(): expected numbers or nested lists of numbers, got " +
+                            nb::cast<std::string>(nb::str(obj.type().attr("__name__")))).c_str());
+    }
+  }
+};
+
+Tensor make_tensor(nb::handle data, const OptDType& dtype, const std::optional<Device>& device) {
+  if (nb::isinstance<Tensor>(data)) {
+    Tensor src = nb::cast<Tensor>(data);
+    return src.to(device.value_or(src.device()), dtype ? dtype->type : src.dtype()).clone();
+  }
+  Nested n;
+  n.walk(data, 0);
+  ScalarType inferred = n.kind == 0 ? kBool : n.kind == 1 ? kLong : kDefaultFloat;
+  ScalarType target = dtype ? dtype->type : inferred;
+  // Build on the cpu from an owned buffer (int64 keeps big integers exact, double
+  // keeps floats), then convert to the requested dtype and device.
+  Tensor host;
+  if (n.kind == 2 || n.kind == -1 || is_floating_type(target)) {
+    auto* buf = new std::vector<double>(std::move(n.f));
+    buf->reserve(1);  // a non-null address even for zero elements
+    host = from_blob(buf->data(), n.shape, [buf](void*) { delete buf; }, TensorOptions(kDouble));
+  } else {
+    auto* buf = new std::vector<int64_t>(std::move(n.i));
+    buf->reserve(1);
+    host = from_blob(buf->data(), n.shape, [buf](void*) { delete buf; }, TensorOptions(kLong));
+  }
+  Tensor out = host.to(device.value_or(Device("cpu")), target);
+  // .to() may return the same storage when nothing changes; that storage is ours alone.
+  return out;
+}
+
+}  // namespace
+
+void register_factories(nb::module_& m) {
+  m.def("tensor", &make_tensor, nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+        nb::arg("device") = nb::none());
+  m.def("zeros", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
+    return zeros(sizes_from_args(size, "zeros"), options(dtype, device));
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def("ones", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
+    return ones(sizes_from_args(size, "ones"), options(dtype, device));
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def("empty", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
+    return empty(sizes_from_args(size, "empty"), options(dtype, device));
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def("full", [](nb::handle size, const Scalar& value, const OptDType& dtype, const std::optional<Device>& device) {
+    return full(sizes_from_object(size, "full"), value, options(dtype, device));
+  }, nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none());
+  m.def("arange", [](const Scalar& end, const OptDType& dtype, const std::optional<Device>& device) {
+    return arange(end, options(dtype, device));
+  }, nb::arg("end"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+  m.def("arange", [](const Scalar& start, const Scalar& end, const Scalar& step, const OptDType& dtype,
+                     const std::optional<Device>& device) {
+    return arange(start, end, step, options(dtype, device));
+  }, nb::arg("start"), nb::arg("end"), nb::arg("step") = 1, nb::kw_only(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none());
+  m.def("zeros_like", [](const Tensor& t) { return zeros_like(t); }, nb::arg("input"));
+  m.def("ones_like", [](const Tensor& t) { return ones_like(t); }, nb::arg("input"));
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,69 @@
+// Basic indexing: t[int], t[slice], t[None], t[...] and tuples of those. Every
+// result is a view (select / slice / unsqueeze), like NumPy basic indexing.
+// Assignment t[idx] = value writes through the same view.
+#include "common.h"
+
+#include <string>
+
+namespace tessera::python {
+namespace {
+
+bool is_index_int(nb::handle h) { return PyLong_Check(h.ptr()) && !PyBool_Check(h.ptr()); }
+
+Tensor index(const Tensor& self, nb::handle key) {
+  std::vector<nb::handle> items;
+  if (PyTuple_Check(key.ptr())) {
+    for (nb::handle h : nb::borrow<nb::tuple>(key)) items.push_back(h);
+  } else {
+    items.push_back(key);
+  }
+  // How many tensor dims the items consume, to expand one Ellipsis.
+  int64_t consumed = 0, ellipses = 0;
+  for (nb::handle h : items) {
+    if (h.ptr() == Py_Ellipsis) ++ellipses;
+    else if (is_index_int(h) || PySlice_Check(h.ptr())) ++consumed;
+    else if (!h.is_none())
+      throw nb::type_error(("only integers, slices, None and ... are valid indices, got " +
+                            nb::cast<std::string>(nb::str(h.type().attr("__name__")))).c_str());
+  }
+  if (ellipses > 1) throw nb::index_error("an index can only have a single ellipsis ('...')");
+  if (consumed > self.dim())
+    throw nb::index_error(("too many indices for tensor of dimension " + std::to_string(self.dim())).c_str());
+
+  Tensor t = self;
+  int64_t dim = 0;
+  for (nb::handle h : items) {
+    if (h.ptr() == Py_Ellipsis) {
+      dim += self.dim() - consumed;
+    } else if (h.is_none()) {
+      t = t.unsqueeze(dim++);
+    } else if (is_index_int(h)) {
+      t = t.select(dim, nb::cast<int64_t>(h));  // select checks the range (IndexError)
+    } else {
+      Py_ssize_t start, stop, step;
+      if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
+      if (step <= 0) throw nb::value_error("slice step must be positive");
+      Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(t.size(dim)), &start, &stop, step);
+      (void)len;
+      t = t.slice(dim, start, std::max(start, stop), step);
+      ++dim;
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+void register_indexing(nb::class_<Tensor>& cls) {
+  cls.def("__getitem__", &index, nb::arg("key"))
+      .def("__setitem__", [](Tensor& self, nb::handle key, const Tensor& value) {
+        Tensor v = index(self, key);
+        v.copy_(value);
+      }, nb::arg("key"), nb::arg("value"))
+      .def("__setitem__", [](Tensor& self, nb::handle key, const Scalar& value) {
+        Tensor v = index(self, key);
+        v.fill_(value);
+      }, nb::arg("key"), nb::arg("value"));
+}
+
+}  // namespace tessera::python
