@@ -57,6 +57,16 @@ std::pair<int32_t, int32_t> dlpack_device_of(const Device& d) {
   return {s->dlpack_device_type, d.index()};
 }
 
+// A (int, int) tuple argument such as max_version=(1, 0) or dl_device=(1, 0);
+// anything else is a TypeError naming the argument (not nanobind's bad_cast).
+std::pair<int64_t, int64_t> int_pair(nb::handle h, const char* what) {
+  std::pair<int64_t, int64_t> out;
+  if (!nb::try_cast(h, out, /*convert=*/false))
+    throw nb::type_error(("__dlpack__: " + std::string(what) + " must be a tuple of two ints, got " +
+                          nb::cast<std::string>(nb::repr(h))).c_str());
+  return out;
+}
+
 // The Tessera device for a DLPack (type, id), or a ValueError naming what exists.
 Device device_of_dlpack(int32_t type, int32_t id) {
   std::string known;
@@ -89,13 +99,14 @@ nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version,
                            ", which has no streams").c_str());
   bool versioned = false;
   if (!max_version.is_none()) {
-    auto mv = nb::cast<std::pair<int64_t, int64_t>>(max_version);
+    auto mv = int_pair(max_version, "max_version");
     versioned = mv.first >= 1;  // Tessera speaks 1.x; a 0.x consumer gets the legacy struct
   }
   Tensor t = self;
   bool copied = false;
   if (!dl_device.is_none()) {
-    auto want = nb::cast<std::pair<int32_t, int32_t>>(dl_device);
+    auto want64 = int_pair(dl_device, "dl_device");
+    std::pair<int32_t, int32_t> want{static_cast<int32_t>(want64.first), static_cast<int32_t>(want64.second)};
     if (want != dlpack_device_of(self.device())) {
       if (copy.has_value() && !*copy)
         throw nb::buffer_error(("__dlpack__: dl_device=(" + std::to_string(want.first) + ", " +

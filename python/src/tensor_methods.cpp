@@ -85,6 +85,8 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("storage_offset", [](const Tensor& t) { return t.storage_offset(); })
       .def("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.data_ptr()); })
       .def("__repr__", &Tensor::to_string)
+      // Diagnostic: references to this TensorImpl (tests check DLPack deleters ran).
+      .def("_use_count", &Tensor::use_count)
       .def("__len__", [](const Tensor& t) {
         if (t.dim() == 0) throw nb::type_error("len() of a 0-d tensor");
         return t.size(0);
@@ -144,6 +146,7 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
            nb::arg("dtype") = nb::none())
       .def("matmul", &Tensor::matmul, nb::arg("other"))
       .def("mm", &Tensor::mm, nb::arg("mat2"))
+      .def("nonzero", &Tensor::nonzero)
       .def("bmm", &Tensor::bmm, nb::arg("mat2"))
       // In-place: return self (the same Python object, as PyTorch does).
       .def("fill_", [](nb::handle self, const Scalar& v) { Tensor& t = nb::cast<Tensor&>(self); t.fill_(v); return nb::borrow(self); }, nb::arg("value"))
@@ -218,6 +221,7 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, nb::arg("input"), nb::arg("other"));
   m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, nb::arg("input"), nb::arg("mat2"));
   m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("input"), nb::arg("mat2"));
+  m.def("nonzero", [](const Tensor& a) { return nonzero(a); }, nb::arg("input"));
   m.def("equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); }, nb::arg("input"), nb::arg("other"));
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) { return allclose(a, b, rtol, atol); },
         nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8);

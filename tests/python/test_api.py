@@ -195,6 +195,13 @@ def test_matmul():
         a @ a
 
 
+def test_nonzero():
+    n = np.array([[0, 3, 0], [4, 0, 5]])
+    t = tessera.tensor(n.tolist())
+    assert t.nonzero().tolist() == np.argwhere(n).tolist()
+    assert tessera.nonzero(t).dtype == tessera.int64
+
+
 def test_in_place_operators_keep_identity():
     t = tessera.ones(3)
     ident = id(t)

@@ -289,3 +289,37 @@ def test_tessera_to_tessera():
     assert u.data_ptr() == t.data_ptr() and u.stride() == t.stride()
     u.zero_()
     assert t.sum().item() == 0
+
+
+def test_malformed_protocol_arguments():
+    t = tessera.arange(3)
+    for kw, what in [(dict(max_version="x"), "max_version"), (dict(max_version=(1,)), "max_version"),
+                     (dict(dl_device=(1,)), "dl_device"), (dict(dl_device="cpu"), "dl_device")]:
+        with pytest.raises(TypeError, match=what):
+            t.__dlpack__(**kw)
+    with pytest.raises(TypeError):
+        t.__dlpack__(copy="yes")
+
+
+def rss_bytes():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc")
+def test_round_trips_keep_rss_flat():
+    a = np.ones(1 << 16, dtype=np.float64)  # 512 KiB: a leak of one buffer per trip would show
+
+    def cycle(n):
+        for _ in range(n):
+            t = tessera.from_dlpack(a)
+            b = np.from_dlpack(t)
+            c = tessera.from_dlpack(np.from_dlpack(t.t() if t.ndim > 1 else t))
+            del t, b, c
+
+    cycle(500)
+    gc.collect()
+    before = rss_bytes()
+    cycle(5000)
+    gc.collect()
+    assert rss_bytes() - before < 8 << 20
