@@ -163,31 +163,56 @@ Tensor from_capsule(nb::handle cap) {
                          "'").c_str());
 }
 
+// Interned names and the max_version tuple, made once: from_dlpack of a small
+// array is dominated by this Python-level call overhead. Deliberately leaked
+// (process lifetime), so nothing is released after interpreter finalization.
+struct CallConstants {
+  PyObject* dlpack_name;       // "__dlpack__"
+  PyObject* max_version;       // (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
+  PyObject* kw_max_version;    // ("max_version",)
+  PyObject* kw_max_version_copy;  // ("max_version", "copy")
+};
+CallConstants g_call{};
+
+[[noreturn]] void throw_not_a_producer(nb::handle obj) {
+  throw nb::type_error(("from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got " +
+                        nb::cast<std::string>(nb::str(obj.type().attr("__name__")))).c_str());
+}
+
+// obj.__dlpack__(max_version=(1, minor)[, copy=copy]). Returns None when the
+// producer rejects the keywords with TypeError (a pre-1.0 producer).
+nb::object call_dlpack(nb::handle obj, std::optional<bool> copy) {
+  PyObject* args[3] = {obj.ptr(), g_call.max_version, copy ? (*copy ? Py_True : Py_False) : nullptr};
+  PyObject* kwnames = copy ? g_call.kw_max_version_copy : g_call.kw_max_version;
+  PyObject* r = PyObject_VectorcallMethod(g_call.dlpack_name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  if (r != nullptr) return nb::steal(r);
+  if (PyErr_ExceptionMatches(PyExc_AttributeError) && !PyObject_HasAttr(obj.ptr(), g_call.dlpack_name)) {
+    PyErr_Clear();
+    throw_not_a_producer(obj);
+  }
+  if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+  PyErr_Clear();
+  return nb::none();
+}
+
+nb::object call_legacy_dlpack(nb::handle obj) {
+  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), g_call.dlpack_name);
+  if (r == nullptr) throw nb::python_error();
+  return nb::steal(r);
+}
+
 Tensor from_dlpack_obj(nb::handle obj, const std::optional<Device>& device, std::optional<bool> copy) {
   Tensor t;
   bool copied = false;
   if (PyCapsule_CheckExact(obj.ptr())) {
     t = from_capsule(obj);
-  } else if (nb::hasattr(obj, "__dlpack__")) {
-    nb::object cap;
-    nb::object fn = obj.attr("__dlpack__");
-    try {
-      nb::dict kw;
-      kw["max_version"] = nb::make_tuple(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-      if (copy.has_value()) kw["copy"] = nb::bool_(*copy);
-      cap = fn(**kw);
-      copied = copy.value_or(false);
-    } catch (nb::python_error& e) {
-      // Producers older than DLPack 1.0 know no keywords: ask for the legacy form.
-      if (!e.matches(PyExc_TypeError)) throw;
-      cap = fn();
-    }
+  } else {
+    nb::object cap = call_dlpack(obj, copy);
+    copied = copy.value_or(false) && !cap.is_none();
+    if (cap.is_none()) cap = call_legacy_dlpack(obj);
     if (!PyCapsule_CheckExact(cap.ptr()))
       throw nb::type_error("from_dlpack: __dlpack__() did not return a PyCapsule");
     t = from_capsule(cap);
-  } else {
-    throw nb::type_error(("from_dlpack: expected an object with __dlpack__ or a DLPack capsule, got " +
-                          nb::cast<std::string>(nb::str(obj.type().attr("__name__")))).c_str());
   }
   if (device && *device != t.device()) {
     if (copy.has_value() && !*copy)
@@ -208,6 +233,12 @@ void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("__dlpack_device__", [](const Tensor& t) { return dlpack_device_of(t.device()); });
   m.def("from_dlpack", &from_dlpack_obj, nb::arg("obj"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(), "Import a tensor from any DLPack producer or capsule, without copying.");
+  g_call.dlpack_name = PyUnicode_InternFromString("__dlpack__");
+  g_call.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  g_call.kw_max_version = Py_BuildValue("(s)", "max_version");
+  g_call.kw_max_version_copy = Py_BuildValue("(ss)", "max_version", "copy");
+  if (!g_call.dlpack_name || !g_call.max_version || !g_call.kw_max_version || !g_call.kw_max_version_copy)
+    throw nb::python_error();
   m.attr("__dlpack_version__") = nb::make_tuple(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
 }
 
