@@ -23,7 +23,12 @@ void register_dtype_device(nb::module_& m) {
       {"int32", kInt32},     {"int64", kInt64},     {"float16", kFloat16}, {"bfloat16", kBFloat16},
       {"float32", kFloat32}, {"float64", kFloat64}, {"short", kInt16},     {"int", kInt32},
       {"long", kInt64},      {"half", kFloat16},    {"float", kFloat32},   {"double", kFloat64}};
-  for (const auto& [name, type] : names) m.attr(name) = DType{type};
+  // Exposed as a dict and bound to module names in tessera/__init__.py: as
+  // attributes of _C, `bool`, `int` and `float` would shadow the builtins in
+  // the generated _C.pyi.
+  nb::dict table;
+  for (const auto& [name, type] : names) table[name] = DType{type};
+  m.attr("_dtypes") = table;
 
   nb::class_<Device>(m, "device")
       .def(nb::init<const std::string&>(), nb::arg("spec"))

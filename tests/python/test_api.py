@@ -247,3 +247,22 @@ def test_bool_and_len_errors():
         bool(tessera.zeros(2))
     with pytest.raises(TypeError):
         len(tessera.tensor(1))
+
+
+def test_type_stubs_ship_next_to_the_module():
+    import pathlib
+
+    import tessera._C as C
+
+    pkg = pathlib.Path(C.__file__).parent
+    stub = (pkg / "_C.pyi").read_text()
+    assert (pkg / "py.typed").exists()
+    for name in ["class Tensor", "def from_dlpack", "def __dlpack__", "def tensor", "def zeros"]:
+        assert name in stub
+
+
+def test_star_import_keeps_builtins():
+    ns = {}
+    exec("from tessera import *", ns)
+    assert "float32" in ns and "tensor" in ns and "Tensor" in ns
+    assert "bool" not in ns and "int" not in ns and "float" not in ns
