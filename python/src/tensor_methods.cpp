@@ -118,6 +118,11 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
         return t.permute(d);
       })
       .def("narrow", &Tensor::narrow, nb::arg("dim"), nb::arg("start"), nb::arg("length"))
+      .def("slice", &Tensor::slice, nb::arg("dim") = 0, nb::arg("start") = nb::none(), nb::arg("end") = nb::none(),
+           nb::arg("step") = 1)
+      .def("as_strided", [](const Tensor& t, nb::handle size, nb::handle stride, std::optional<int64_t> offset) {
+        return t.as_strided(sizes_from_object(size, "as_strided"), sizes_from_object(stride, "as_strided"), offset);
+      }, nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none())
       .def("select", &Tensor::select, nb::arg("dim"), nb::arg("index"))
       .def("squeeze", [](const Tensor& t, std::optional<int64_t> d) { return d ? t.squeeze(*d) : t.squeeze(); },
            nb::arg("dim") = nb::none())

@@ -266,3 +266,14 @@ def test_star_import_keeps_builtins():
     exec("from tessera import *", ns)
     assert "float32" in ns and "tensor" in ns and "Tensor" in ns
     assert "bool" not in ns and "int" not in ns and "float" not in ns
+
+
+def test_slice_and_as_strided():
+    n = np.arange(12).reshape(3, 4)
+    t = tessera.tensor(n.tolist())
+    assert t.slice(1, 1, 4, 2).tolist() == n[:, 1:4:2].tolist()
+    assert t.slice(0, -2).tolist() == n[-2:].tolist()
+    s = t.as_strided((2, 2), (1, 4), 1)
+    assert s.tolist() == np.lib.stride_tricks.as_strided(n.reshape(-1)[1:], (2, 2), (8, 32)).tolist()
+    with pytest.raises(ValueError):
+        t.as_strided((100,), (1,))
