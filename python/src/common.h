@@ -45,7 +45,7 @@ template <>
 struct type_caster<tessera::Scalar> {
   NB_TYPE_CASTER(tessera::Scalar, const_name("bool | int | float"))
 
-  bool from_python(handle src, uint8_t, cleanup_list*) noexcept {
+  bool from_python(handle src, uint8_t flags, cleanup_list*) noexcept {
     PyObject* o = src.ptr();
     if (PyBool_Check(o)) {
       value = tessera::Scalar(o == Py_True);
@@ -64,6 +64,31 @@ struct type_caster<tessera::Scalar> {
     if (PyFloat_Check(o)) {
       value = tessera::Scalar(PyFloat_AS_DOUBLE(o));
       return true;
+    }
+    // Second (converting) pass only: NumPy scalars and other number types,
+    // through __index__ (integers) or __float__. Strings are not numbers here.
+    // Arrays (anything with __dlpack__, e.g. a 1-element ndarray) are tensors, not scalars.
+    if ((flags & static_cast<uint8_t>(cast_flags::convert)) && !PyUnicode_Check(o) && !PyBytes_Check(o) &&
+        !PyObject_HasAttrString(o, "__dlpack__")) {
+      if (PyIndex_Check(o)) {
+        PyObject* i = PyNumber_Index(o);
+        if (i != nullptr) {
+          bool ok = from_python(i, 0, nullptr);
+          Py_DECREF(i);
+          if (ok) return true;
+        }
+        PyErr_Clear();
+        return false;
+      }
+      if (Py_TYPE(o)->tp_as_number != nullptr && Py_TYPE(o)->tp_as_number->nb_float != nullptr) {
+        double d = PyFloat_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return false;
+        }
+        value = tessera::Scalar(d);
+        return true;
+      }
     }
     return false;
   }

@@ -54,6 +54,11 @@ struct Nested {
       double v = PyFloat_AS_DOUBLE(obj.ptr());
       i.push_back(0);
       f.push_back(v);
+    } else if (Scalar sc; nb::try_cast(obj, sc)) {
+      // Other number types (NumPy scalars), through the Scalar caster.
+      kind = std::max(kind, sc.is_floating_point() ? 2 : sc.is_integral() ? 1 : 0);
+      i.push_back(sc.is_floating_point() ? 0 : sc.to_long());
+      f.push_back(sc.to_double());
     } else {
       throw nb::type_error(("tensor(): expected numbers or nested lists of numbers, got " +
                             nb::cast<std::string>(nb::str(obj.type().attr("__name__")))).c_str());

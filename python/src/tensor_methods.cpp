@@ -171,6 +171,10 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("exp_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.exp_(); return nb::borrow(self); })
       .def("relu_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.relu_(); return nb::borrow(self); });
 
+  // NumPy defers to our reflected operators (np.float32(2) * t calls
+  // t.__rmul__) instead of building an object array of tensors.
+  cls.attr("__array_ufunc__") = nb::none();
+
   // Python operators; a number on either side is a wrapped scalar (PyTorch promotion).
   cls.def("__add__", [](const Tensor& a, const Tensor& b) { return a + b; }, nb::is_operator())
       .def("__add__", [](const Tensor& a, const Scalar& b) { return a + b; }, nb::is_operator())

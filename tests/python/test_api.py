@@ -277,3 +277,18 @@ def test_slice_and_as_strided():
     assert s.tolist() == np.lib.stride_tricks.as_strided(n.reshape(-1)[1:], (2, 2), (8, 32)).tolist()
     with pytest.raises(ValueError):
         t.as_strided((100,), (1,))
+
+
+def test_numpy_scalars_are_numbers():
+    t = tessera.arange(3, dtype=tessera.float32)
+    assert (t * np.float32(2)).tolist() == [0.0, 2.0, 4.0]
+    r = np.float32(2) * t  # NumPy defers to Tensor.__rmul__ (__array_ufunc__ = None)
+    assert isinstance(r, tessera.Tensor) and r.tolist() == [0.0, 2.0, 4.0]
+    assert (np.int64(1) - t).tolist() == [1.0, 0.0, -1.0]
+    assert tessera.full((2,), np.int32(4)).tolist() == [4, 4]
+    assert tessera.tensor([np.int32(3), np.int64(4)]).dtype == tessera.int64
+    assert tessera.tensor([np.float32(1.5), 2]).tolist() == [1.5, 2.0]
+    with pytest.raises(TypeError):
+        t + np.ones(3)  # arrays are not scalars: exchange them with from_dlpack
+    with pytest.raises(TypeError):
+        t + "a"
