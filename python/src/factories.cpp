@@ -71,6 +71,12 @@ Tensor make_tensor(nb::handle data, const OptDType& dtype, const std::optional<D
     Tensor src = nb::cast<Tensor>(data);
     return src.to(device.value_or(src.device()), dtype ? dtype->type : src.dtype()).clone();
   }
+  // Arrays of other frameworks (anything with __dlpack__): imported zero-copy,
+  // then copied, since tensor() always copies its data (as in PyTorch).
+  if (!PyList_Check(data.ptr()) && !PyTuple_Check(data.ptr()) && nb::hasattr(data, "__dlpack__")) {
+    Tensor src = nb::cast<Tensor>(nb::module_::import_("tessera._C").attr("from_dlpack")(data));
+    return src.to(device.value_or(src.device()), dtype ? dtype->type : src.dtype()).clone();
+  }
   Nested n;
   n.walk(data, 0);
   ScalarType inferred = n.kind == 0 ? kBool : n.kind == 1 ? kLong : kDefaultFloat;

@@ -292,3 +292,14 @@ def test_numpy_scalars_are_numbers():
         t + np.ones(3)  # arrays are not scalars: exchange them with from_dlpack
     with pytest.raises(TypeError):
         t + "a"
+
+
+def test_tensor_from_arrays_copies():
+    a = np.arange(6, dtype=np.int16).reshape(2, 3)[:, ::-1]
+    t = tessera.tensor(a)
+    assert t.dtype == tessera.int16 and t.tolist() == a.tolist() and t.is_contiguous()
+    t.fill_(0)
+    assert a.tolist() == [[2, 1, 0], [5, 4, 3]]  # a copy, unlike from_dlpack
+    assert tessera.tensor(a, dtype=tessera.float64).dtype == tessera.float64
+    u = tessera.tensor(t)
+    assert u.data_ptr() != t.data_ptr()
