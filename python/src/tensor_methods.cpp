@@ -149,10 +149,13 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("relu", &Tensor::relu)
       .def("sum", &sum_impl, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
            nb::arg("dtype") = nb::none())
-      .def("matmul", &Tensor::matmul, nb::arg("other"))
-      .def("mm", &Tensor::mm, nb::arg("mat2"))
+      // GEMMs can run long: other Python threads run meanwhile. Safe because the
+      // arguments' Python objects keep every input storage (and any DLPack
+      // producer) alive, so no producer deleter can run without the GIL here.
+      .def("matmul", &Tensor::matmul, nb::arg("other"), nb::call_guard<nb::gil_scoped_release>())
+      .def("mm", &Tensor::mm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>())
       .def("nonzero", &Tensor::nonzero)
-      .def("bmm", &Tensor::bmm, nb::arg("mat2"))
+      .def("bmm", &Tensor::bmm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>())
       // In-place: return self (the same Python object, as PyTorch does).
       .def("fill_", [](nb::handle self, const Scalar& v) { Tensor& t = nb::cast<Tensor&>(self); t.fill_(v); return nb::borrow(self); }, nb::arg("value"))
       .def("zero_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.zero_(); return nb::borrow(self); })
@@ -188,7 +191,8 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("__truediv__", [](const Tensor& a, const Tensor& b) { return a / b; }, nb::is_operator())
       .def("__truediv__", [](const Tensor& a, const Scalar& b) { return a / b; }, nb::is_operator())
       .def("__rtruediv__", [](const Tensor& a, const Scalar& b) { return b / a; }, nb::is_operator())
-      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return a.matmul(b); }, nb::is_operator())
+      .def("__matmul__", [](const Tensor& a, const Tensor& b) { return a.matmul(b); }, nb::is_operator(),
+           nb::call_guard<nb::gil_scoped_release>())
       .def("__neg__", [](const Tensor& a) { return -a; })
       .def("__pos__", [](const Tensor& a) { return a; })
       // In-place operators mutate the tensor and hand back the same object.
@@ -227,9 +231,12 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("relu", [](const Tensor& a) { return relu(a); }, nb::arg("input"));
   m.def("sum", &sum_impl, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
         nb::arg("dtype") = nb::none());
-  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, nb::arg("input"), nb::arg("other"));
-  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, nb::arg("input"), nb::arg("mat2"));
-  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("input"), nb::arg("mat2"));
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, nb::arg("input"), nb::arg("other"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, nb::arg("input"), nb::arg("mat2"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("input"), nb::arg("mat2"),
+        nb::call_guard<nb::gil_scoped_release>());
   m.def("nonzero", [](const Tensor& a) { return nonzero(a); }, nb::arg("input"));
   m.def("equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); }, nb::arg("input"), nb::arg("other"));
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) { return allclose(a, b, rtol, atol); },

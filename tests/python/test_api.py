@@ -303,3 +303,28 @@ def test_tensor_from_arrays_copies():
     assert tessera.tensor(a, dtype=tessera.float64).dtype == tessera.float64
     u = tessera.tensor(t)
     assert u.data_ptr() != t.data_ptr()
+
+
+def test_matmul_from_threads():
+    import threading
+
+    rng = np.random.default_rng(1)
+    a_n = rng.standard_normal((64, 64))
+    a = tessera.from_dlpack(a_n)
+    want = a_n @ a_n
+    errors = []
+
+    def work():
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(np.from_dlpack(a @ a), want, rtol=1e-10)
+                np.testing.assert_allclose(np.from_dlpack(tessera.mm(a, a)), want, rtol=1e-10)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors

@@ -7,12 +7,14 @@ import tessera
 
 np = pytest.importorskip("numpy")
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
 DTYPES = [np.int32, np.int64, np.float32, np.float64]
-# No example database: the tests must not write into the source tree.
-SETTINGS = settings(max_examples=60, deadline=None, database=None)
+# No example database (nothing written into the tree); no timing health checks,
+# since CTest runs suites in parallel on shared cores and timings never gate tests.
+SETTINGS = settings(max_examples=60, deadline=None, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 def elements(dtype):
