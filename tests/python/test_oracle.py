@@ -52,6 +52,19 @@ def check(got, want, dtype):
         assert out.tolist() == want.tolist()
 
 
+def check_accumulated(got, want, abs_terms, n_terms, dtype):
+    """Sums and products: the rounding error of a float accumulation grows with
+    the magnitude of its terms, not of its (possibly cancelled) result, so the
+    bound is n * eps(dtype) * sum |term| (plus check()'s tolerance)."""
+    if np.dtype(dtype).kind != "f":
+        return check(got, want, dtype)
+    want = np.asarray(want, dtype=np.float64)
+    assert got.shape == want.shape
+    out = np.asarray(got.tolist(), dtype=np.float64).reshape(want.shape)
+    bound = 2e-6 * np.abs(want) + 1e-5 + max(n_terms, 1) * np.finfo(dtype).eps * np.asarray(abs_terms, dtype=np.float64)
+    assert np.all(np.abs(out - want) <= bound), (out, want, bound)
+
+
 @st.composite
 def binary_case(draw):
     dtype = draw(st.sampled_from(DTYPES))
@@ -115,11 +128,13 @@ def test_unary(case):
 def test_sum(case, data):
     dtype, a = case
     t = to_t(a)
-    check(t.sum(), a.sum(dtype=np.float64 if a.dtype.kind == "f" else np.int64), dtype)
+    acc = np.float64 if a.dtype.kind == "f" else np.int64
+    check_accumulated(t.sum(), a.sum(dtype=acc), np.abs(a).sum(dtype=acc), a.size, dtype)
     dim = data.draw(st.integers(-a.ndim, a.ndim - 1))
     keepdim = data.draw(st.booleans())
-    want = a.sum(axis=dim, keepdims=keepdim, dtype=np.float64 if a.dtype.kind == "f" else np.int64)
-    check(t.sum(dim=dim, keepdim=keepdim), want, dtype)
+    want = a.sum(axis=dim, keepdims=keepdim, dtype=acc)
+    abs_terms = np.abs(a).sum(axis=dim, keepdims=keepdim, dtype=acc)
+    check_accumulated(t.sum(dim=dim, keepdim=keepdim), want, abs_terms, a.shape[dim], dtype)
 
 
 @SETTINGS
@@ -128,7 +143,18 @@ def test_sum(case, data):
 def test_matmul(dtype, n, k, m, batch, data):
     a = data.draw(strided(dtype, (n, k)))
     b = data.draw(strided(dtype, (k, m)))
-    check(to_t(a) @ to_t(b), a.astype(np.float64) @ b, dtype)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    check_accumulated(to_t(a) @ to_t(b), a64 @ b64, np.abs(a64) @ np.abs(b64), k, dtype)
     x = data.draw(hnp.arrays(dtype, (batch, n, k), elements=elements(dtype)))
     y = data.draw(hnp.arrays(dtype, (batch, k, m), elements=elements(dtype)))
-    check(to_t(x).bmm(to_t(y)), x.astype(np.float64) @ y, dtype)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    check_accumulated(to_t(x).bmm(to_t(y)), x64 @ y64, np.abs(x64) @ np.abs(y64), k, dtype)
+
+
+def test_matmul_with_cancellation_is_within_the_float32_bound():
+    # Found by hypothesis: the terms nearly cancel, so float32 accumulation
+    # differs from the float64 result by far more than rtol * |result|.
+    a = np.array([[-48.745228, 0.0, 96.0]], dtype=np.float32)
+    b = np.array([[-35.5, -18.0, -18.0], [-18.0, -18.0, -18.0], [-18.0, -18.0, -18.0]], dtype=np.float32)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    check_accumulated(to_t(a) @ to_t(b), a64 @ b64, np.abs(a64) @ np.abs(b64), 3, np.float32)
