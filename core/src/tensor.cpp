@@ -215,8 +215,11 @@ Tensor Tensor::to(Device device, ScalarType dtype) const {
     out.copy_(*this);
     return out;
   }
-  // Cast where the data is, then move bytes: the target needs no kernel.
-  return ops::transfer(ops::op_copy_(), dtype == scalar_type() ? *this : to(dtype), device);
+  if (dtype == scalar_type()) return ops::transfer(ops::op_copy_(), *this, device);  // no kernel needed
+  // Cast on the host side of the move, where kernels are sure to exist: after
+  // the move when the target is host memory, else before it.
+  if (device_entry(device).host_accessible()) return ops::transfer(ops::op_copy_(), *this, device).to(dtype);
+  return ops::transfer(ops::op_copy_(), to(dtype), device);
 }
 Tensor Tensor::to(Device device) const { return to(device, scalar_type()); }
 Tensor Tensor::to(ScalarType dtype) const { return to(device(), dtype); }

@@ -127,3 +127,11 @@ TEST(Errors, ReadOnlyAndUndefinedTensors) {
   expect_error<ValueError>([] { ones({2, 2}).item<float>(); }, {"item", "4 elements"});
   expect_error<ValueError>([] { ones({2}, TensorOptions().device("meta")).cpu(); }, {"meta", "holds no data"});
 }
+
+TEST(Conversion, MovingToTheHostWithACastCastsOnTheHost) {
+  // The faulty device has no copy_ kernel: the cast must happen on the cpu side.
+  const Device f = faulty();
+  const Tensor t = full({3}, 2.5, TensorOptions().device(f));
+  EXPECT_EQ(t.to(Device("cpu"), kDouble).to_vector<double>(), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_THROW(t.to(kDouble), NotImplementedError);  // staying on the device needs its kernel
+}
