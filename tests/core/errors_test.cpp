@@ -118,6 +118,8 @@ TEST(Errors, KernelThatForgetsItsDataDependentOutput) {
   const Device f = faulty();
   expect_error<InternalError>([&] { ones({2}, TensorOptions().device(f)).nonzero(); },
                               {"nonzero", "plugin 'faulty'", "did not allocate output 0"});
+  expect_error<ValueError>([&] { empty({2}, TensorOptions(kDouble).device(f)).nonzero(); },
+                           {"nonzero", "allocate_output", "must have dtype int64", "plugin 'faulty'"});
   expect_error<NotImplementedError>([] { ones({2}, TensorOptions().device("meta")).nonzero(); },
                                     {"nonzero", "depends on the data", "meta"});
 }

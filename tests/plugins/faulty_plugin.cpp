@@ -5,7 +5,9 @@
 //   mul     float32  throws a C++ exception inside the SDK guard,
 //   neg     float32  throws a C++ exception straight across the C ABI (a rule-4
 //                    violation the host must survive),
-//   nonzero float32  returns without allocating its data-dependent output.
+//   nonzero float32  returns without allocating its data-dependent output,
+//   nonzero float64  asks allocate_output for a wrong dtype and returns the
+//                    host's error (so the host's checks there are seen).
 // Its shutdown sets TSRTEST_FAULTY_SHUTDOWN=1 so tests can see it ran.
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/plugin.hpp>
@@ -43,6 +45,11 @@ TsrError* mul_kernel(const TsrKernelCall*) {
 }
 TsrError* neg_kernel(const TsrKernelCall*) { throw std::logic_error("faulty neg threw across the C ABI"); }
 TsrError* nonzero_kernel(const TsrKernelCall*) { return nullptr; }
+TsrError* nonzero_wrong_dtype_kernel(const TsrKernelCall* c) {
+  const int64_t shape[2] = {0, 1};
+  DLTensor* out = nullptr;
+  return c->allocate_output(c->handle, 0, TSR_DTYPE_FLOAT32, 2, shape, &out);  // nonzero's output is int64
+}
 
 void init(const tessera::sdk::Host& host, void**) {
   const TsrDeviceTypeDesc d = tsrtest::host_memory_device("faulty", 1001);
@@ -53,6 +60,7 @@ void init(const tessera::sdk::Host& host, void**) {
   host.register_kernel("mul", "faulty", f32, &mul_kernel);
   host.register_kernel("neg", "faulty", f32, &neg_kernel);
   host.register_kernel("nonzero", "faulty", f32, &nonzero_kernel);
+  host.register_kernel("nonzero", "faulty", TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64), &nonzero_wrong_dtype_kernel);
 }
 
 void shutdown(void*) noexcept { setenv("TSRTEST_FAULTY_SHUTDOWN", "1", 1); }
