@@ -34,6 +34,17 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls);
 void register_indexing(nb::class_<Tensor>& cls);
 void register_factories(nb::module_& m);
 void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
+// The op library, one file per family (ops_<family>.cpp): methods and module functions.
+void register_unary_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_binary_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_reduction_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_linalg_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_shape_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_random_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_nn_ops(nb::module_& m, nb::class_<Tensor>& cls);
+
 
 }  // namespace tessera::python
 

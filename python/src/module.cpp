@@ -38,4 +38,13 @@ NB_MODULE(_C, m) {
   register_indexing(cls);
   register_factories(m);
   register_dlpack(m, cls);
+  register_unary_ops(m, cls);
+  register_binary_ops(m, cls);
+  register_ternary_ops(m, cls);
+  register_reduction_ops(m, cls);
+  register_linalg_ops(m, cls);
+  register_shape_ops(m, cls);
+  register_indexing_ops(m, cls);
+  register_random_ops(m, cls);
+  register_nn_ops(m, cls);
 }

@@ -6,6 +6,8 @@
 #include <functional>
 #include <map>
 
+#include "meta_cases.h"
+
 using namespace tessera;
 
 namespace {
@@ -82,6 +84,16 @@ std::map<std::string, std::vector<Case>> cases() {
   c["as_strided"] = {[](Device d) { return std::vector<Tensor>{ones({6}, on(d)).as_strided({2, 2}, {1, 2})}; }};
   c["contiguous"] = {[](Device d) { return std::vector<Tensor>{ones({3, 4}, on(d)).t().contiguous()}; }};
   c["clone"] = {[](Device d) { return std::vector<Tensor>{ones({3, 4}, on(d, kBFloat16)).clone()}; }};
+  using namespace meta_cases;
+  add_unary_cases(c);
+  add_binary_cases(c);
+  add_ternary_cases(c);
+  add_reduction_cases(c);
+  add_linalg_cases(c);
+  add_shape_cases(c);
+  add_indexing_cases(c);
+  add_random_cases(c);
+  add_nn_cases(c);
   return c;
 }
 
@@ -101,7 +113,7 @@ TEST(Meta, EveryOpMatchesCpuShapesAndDtypes) {
     }
     auto it = table.find(op->name());
     if (it == table.end()) {
-      ADD_FAILURE() << "op '" << op->name() << "' has no meta-versus-cpu case in meta_test.cpp";
+      ADD_FAILURE() << "op '" << op->name() << "' has no meta-versus-cpu case (meta_test.cpp, meta_cases_*.cpp)";
       continue;
     }
     for (size_t i = 0; i < it->second.size(); ++i) {

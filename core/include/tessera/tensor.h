@@ -134,6 +134,17 @@ class Tensor {
   Tensor& zero_();
   Tensor& copy_(const Tensor& src, bool non_blocking = false);
 
+  // ---- the op library's methods, one file per family ----
+#include <tessera/ops/unary_methods.inc>
+#include <tessera/ops/binary_methods.inc>
+#include <tessera/ops/ternary_methods.inc>
+#include <tessera/ops/reduction_methods.inc>
+#include <tessera/ops/linalg_methods.inc>
+#include <tessera/ops/shape_methods.inc>
+#include <tessera/ops/indexing_methods.inc>
+#include <tessera/ops/random_methods.inc>
+#include <tessera/ops/nn_methods.inc>
+
   // ---- conversion ----
   Tensor to(Device device) const;
   Tensor to(ScalarType dtype) const;
@@ -234,3 +245,14 @@ bool equal(const Tensor& a, const Tensor& b);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
 
 }  // namespace tessera
+
+// The op library's free functions, one header per family.
+#include <tessera/ops/unary.h>
+#include <tessera/ops/binary.h>
+#include <tessera/ops/ternary.h>
+#include <tessera/ops/reduction.h>
+#include <tessera/ops/linalg.h>
+#include <tessera/ops/shape.h>
+#include <tessera/ops/indexing.h>
+#include <tessera/ops/random.h>
+#include <tessera/ops/nn.h>

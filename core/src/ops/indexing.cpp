@@ -24,4 +24,8 @@ const Operator& op_nonzero() {
   return op;
 }
 
+void declare_indexing_ops() {
+  for (auto f : {&op_nonzero}) f();
+}
+
 }  // namespace tessera::ops

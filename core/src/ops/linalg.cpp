@@ -108,4 +108,8 @@ const Operator& op_matmul() {
   return op;
 }
 
+void declare_linalg_ops() {
+  for (auto f : {&op_mm, &op_bmm, &op_matmul}) f();
+}
+
 }  // namespace tessera::ops

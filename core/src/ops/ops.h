@@ -49,6 +49,17 @@ const Operator& op_nonzero();
 
 void declare_all_ops();
 
+// Each op family declares its ops in its own file (called by declare_all_ops).
+void declare_unary_ops();      // unary.cpp: unary pointwise ops
+void declare_binary_ops();     // binary.cpp: binary pointwise ops
+void declare_ternary_ops();    // ternary.cpp: where, clamp, lerp, addcmul, addcdiv
+void declare_reduction_ops();  // reduction.cpp: reductions and scans
+void declare_linalg_ops();     // linalg.cpp: mm, bmm, matmul, addmm, dot, outer
+void declare_shape_ops();      // shape.cpp: cat, stack, split, flip, pad, tril...
+void declare_indexing_ops();   // indexing.cpp: gather, scatter, masked ops, nonzero...
+void declare_random_ops();     // random.cpp: the Philox generator's ops
+void declare_nn_ops();         // nn.cpp: softmax, norms, losses, convolution, pooling
+
 /// Calls `op` with boxed arguments and returns its single result.
 template <size_t N>
 inline Tensor call(const Operator& op, const IValue (&args)[N]) {
@@ -62,6 +73,13 @@ inline Tensor call(const Operator& op, const IValue (&args)[N]) {
 /// copy functions, staged through the host when neither side is host memory.
 /// Errors name `op`.
 Tensor transfer(const Operator& op, const Tensor& src, Device to);
+
+/// The out= form of an op: writes `result` (the op's functional result) into `out`
+/// and returns `out`. `out` must be on result's device and have its shape, and
+/// result's dtype must cast to out's (PyTorch's can_cast); else a ValueError or
+/// TypeError naming `op`. Computing first makes an `out` that overlaps an input
+/// safe.
+Tensor& assign_out(std::string_view op, const Tensor& result, Tensor& out);
 
 /// A 0-d tensor for a number given in place of a tensor (a + 2), on `device`.
 Tensor wrapped_number(const Scalar& s, Device device);

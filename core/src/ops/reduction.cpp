@@ -71,4 +71,8 @@ const Operator& op_sum() {
   return op;
 }
 
+void declare_reduction_ops() {
+  for (auto f : {&op_sum}) f();
+}
+
 }  // namespace tessera::ops

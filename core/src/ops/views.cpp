@@ -315,11 +315,19 @@ TSR_VIEW_OP(clone, "clone(Tensor self) -> Tensor", clone_kernel, 0)
 #undef TSR_VIEW_OP
 
 void declare_all_ops() {
-  for (auto f : {&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_, &op_neg, &op_neg_, &op_exp,
-                 &op_exp_, &op_relu, &op_relu_, &op_sum, &op_mm, &op_bmm, &op_matmul, &op_copy_, &op_fill_, &op_arange,
-                 &op_empty, &op_view, &op_reshape, &op_transpose, &op_permute, &op_narrow, &op_slice, &op_select,
-                 &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand, &op_as_strided, &op_contiguous, &op_clone, &op_nonzero})
+  for (auto f : {&op_copy_, &op_fill_, &op_arange, &op_empty, &op_view, &op_reshape, &op_transpose, &op_permute,
+                 &op_narrow, &op_slice, &op_select, &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand,
+                 &op_as_strided, &op_contiguous, &op_clone})
     f();
+  declare_unary_ops();
+  declare_binary_ops();
+  declare_ternary_ops();
+  declare_reduction_ops();
+  declare_linalg_ops();
+  declare_shape_ops();
+  declare_indexing_ops();
+  declare_random_ops();
+  declare_nn_ops();
 }
 
 namespace {

@@ -221,4 +221,14 @@ void div_kernel(const TsrKernelCall& call) {
   });
 }
 
+void register_binary_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"add", kAllMask, &kernel_entry<&add_kernel>},
+      {"sub", kNumericMask, &kernel_entry<&sub_kernel>},
+      {"mul", kAllMask, &kernel_entry<&mul_kernel>},
+      {"div", kNumericMask, &kernel_entry<&div_kernel>},
+  };
+  register_kernels(host, kTable);
+}
+
 }  // namespace tessera::cpu

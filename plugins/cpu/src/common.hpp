@@ -28,6 +28,20 @@ inline constexpr uint64_t kIntMask = TSR_DTYPE_BIT(TSR_DTYPE_UINT8) | TSR_DTYPE_
 inline constexpr uint64_t kFloatMask = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT16) | TSR_DTYPE_BIT(TSR_DTYPE_BFLOAT16) |
                                        TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64);
 inline constexpr uint64_t kAllMask = kBoolMask | kIntMask | kFloatMask;
+inline constexpr uint64_t kNumericMask = kIntMask | kFloatMask;
+
+/// One kernel of a registration table: op name, dtypes, entry point.
+struct KernelRegistration {
+  const char* op;
+  uint64_t dtype_mask;
+  TsrKernelFn fn;
+};
+
+/// Registers every kernel of `table` for the "cpu" device type.
+template <size_t N>
+void register_kernels(const sdk::Host& host, const KernelRegistration (&table)[N]) {
+  for (const KernelRegistration& k : table) host.register_kernel(k.op, "cpu", k.dtype_mask, k.fn);
+}
 
 // ---------------------------------------------------------------------------
 // Element types

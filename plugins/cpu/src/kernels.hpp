@@ -4,8 +4,20 @@
 #pragma once
 
 #include <tessera/abi.h>
+#include <tessera/sdk/plugin.hpp>
 
 namespace tessera::cpu {
+
+// Each op family registers its kernels (and their dtype masks) from its own file.
+void register_unary_kernels(const sdk::Host& host);      // unary.cpp
+void register_binary_kernels(const sdk::Host& host);     // binary.cpp
+void register_ternary_kernels(const sdk::Host& host);    // ternary.cpp
+void register_reduction_kernels(const sdk::Host& host);  // reduce.cpp
+void register_linalg_kernels(const sdk::Host& host);     // matmul.cpp
+void register_shape_kernels(const sdk::Host& host);      // shape.cpp
+void register_indexing_kernels(const sdk::Host& host);   // indexing.cpp
+void register_random_kernels(const sdk::Host& host);     // random.cpp
+void register_nn_kernels(const sdk::Host& host);         // nn.cpp
 
 // binary.cpp
 void add_kernel(const TsrKernelCall& call);

@@ -247,4 +247,12 @@ void bmm_kernel(const TsrKernelCall& call) {
   matmul(call, mat3(self), mat3(other), mat3(out));
 }
 
+void register_linalg_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"mm", kNumericMask, &kernel_entry<&mm_kernel>},
+      {"bmm", kNumericMask, &kernel_entry<&bmm_kernel>},
+  };
+  register_kernels(host, kTable);
+}
+
 }  // namespace tessera::cpu

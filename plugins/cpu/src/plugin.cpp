@@ -11,31 +11,13 @@
 namespace tessera::cpu {
 namespace {
 
-struct KernelRegistration {
-  const char* op;
-  uint64_t dtype_mask;
-  TsrKernelFn fn;
-};
-
-// bool is left out where docs/ops.md says the core never dispatches it (sub,
-// neg, mm, bmm) and where the op has no bool meaning in PyTorch either (div,
-// relu, exp, arange): the core then reports a missing kernel for that dtype.
-constexpr uint64_t kNumericMask = kIntMask | kFloatMask;
+// Copies, fills and factories; each op family registers its own kernels
+// (register_*_kernels, next to the kernels). bool is left out of arange: it
+// has no bool meaning, and the core then reports a missing kernel.
 constexpr KernelRegistration kKernels[] = {
-    {"add", kAllMask, &kernel_entry<&add_kernel>},
-    {"sub", kNumericMask, &kernel_entry<&sub_kernel>},
-    {"mul", kAllMask, &kernel_entry<&mul_kernel>},
-    {"div", kNumericMask, &kernel_entry<&div_kernel>},
-    {"neg", kNumericMask, &kernel_entry<&neg_kernel>},
-    {"exp", kFloatMask, &kernel_entry<&exp_kernel>},
-    {"relu", kNumericMask, &kernel_entry<&relu_kernel>},
-    {"sum", kAllMask, &kernel_entry<&sum_kernel>},
-    {"mm", kNumericMask, &kernel_entry<&mm_kernel>},
-    {"bmm", kNumericMask, &kernel_entry<&bmm_kernel>},
     {"copy_", kAllMask, &kernel_entry<&copy_kernel>},
     {"fill_", kAllMask, &kernel_entry<&fill_kernel>},
-    {"arange", kNumericMask, &kernel_entry<&arange_kernel>},
-    {"nonzero", kAllMask, &kernel_entry<&nonzero_kernel>},
+    {"arange", kIntMask | kFloatMask, &kernel_entry<&arange_kernel>},
 };
 
 void initialize(const sdk::Host& host, void** state) {
@@ -43,6 +25,15 @@ void initialize(const sdk::Host& host, void** state) {
   init_device_info();
   host.register_device_type(cpu_device_desc());
   for (const KernelRegistration& k : kKernels) host.register_kernel(k.op, "cpu", k.dtype_mask, k.fn);
+  register_unary_kernels(host);
+  register_binary_kernels(host);
+  register_ternary_kernels(host);
+  register_reduction_kernels(host);
+  register_linalg_kernels(host);
+  register_shape_kernels(host);
+  register_indexing_kernels(host);
+  register_random_kernels(host);
+  register_nn_kernels(host);
   const std::string line =
       "cpu plugin: " + cpu_model() + ", " + std::to_string(omp_get_max_threads()) + " OpenMP threads";
   host.log(TSR_LOG_DEBUG, line.c_str());

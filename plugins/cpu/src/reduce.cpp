@@ -550,4 +550,11 @@ void sum_kernel(const TsrKernelCall& call) {
   });
 }
 
+void register_reduction_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"sum", kAllMask, &kernel_entry<&sum_kernel>},
+  };
+  register_kernels(host, kTable);
+}
+
 }  // namespace tessera::cpu

@@ -89,4 +89,13 @@ void relu_kernel(const TsrKernelCall& call) {
   });
 }
 
+void register_unary_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"neg", kNumericMask, &kernel_entry<&neg_kernel>},
+      {"exp", kFloatMask, &kernel_entry<&exp_kernel>},
+      {"relu", kNumericMask, &kernel_entry<&relu_kernel>},
+  };
+  register_kernels(host, kTable);
+}
+
 }  // namespace tessera::cpu

@@ -1,46 +1,16 @@
-// Pointwise ops: add, sub, mul, div, neg, exp, relu and their in-place forms.
-// One meta rule per arity: promote (PyTorch result_type), broadcast, cast the
-// inputs to the compute dtype, and hand the kernel same-shape operands.
+// Binary pointwise ops: add, sub, mul, div and their in-place forms. The meta
+// rule promotes (PyTorch result_type), broadcasts, casts the inputs to the
+// compute dtype, and hands the kernel same-shape operands.
 #include <tessera/error.h>
 
 #include "../structured.h"
 #include "ops.h"
+#include "pointwise_util.h"
 
 namespace tessera::ops {
 namespace {
 
 enum class Binary { Add, Sub, Mul, Div };
-enum class Unary { Neg, Exp, Relu };
-
-// For an in-place op whose compute dtype differs from self's, the kernel writes
-// a temporary that is then copied into self; otherwise it writes self directly.
-void add_inplace_output(StructuredCall& c, const Tensor& self, IntArrayRef shape, ScalarType compute) {
-  check_writable(c.op(), self);
-  if (!self.sizes().equals(shape)) [[unlikely]] {
-    throw ValueError(detail::str(c.op().name(), ": output with shape ", self.sizes(),
-                                 " does not match the broadcast shape ", shape));
-  }
-  if (!can_cast(compute, self.scalar_type())) [[unlikely]] {
-    throw TypeError(detail::str(c.op().name(), ": result type ", dtype_name(compute),
-                                " cannot be cast to the desired output type ", dtype_name(self.scalar_type())));
-  }
-  if (compute == self.scalar_type()) {
-    c.add_aliased_output(self);
-  } else {
-    c.add_output(shape, compute);
-    c.copy_result_into(self);
-  }
-}
-
-// An input of an in-place op that shares memory with self without being exactly
-// self is read from a snapshot, so the result does not depend on the order the
-// kernel visits elements in (NumPy's semantics).
-Tensor unaliased(const Tensor& in, const Tensor& self) {
-  if (in.storage().get() != self.storage().get() || self.storage()->data() == nullptr) return in;
-  if (in.data_ptr() == self.data_ptr() && in.sizes().equals(self.sizes()) && in.strides().equals(self.strides()))
-    return in;
-  return in.clone();
-}
 
 template <Binary K, bool InPlace>
 void binary_meta(StructuredCall& c);
@@ -124,30 +94,6 @@ void binary_meta(StructuredCall& c) {
   c.dispatch_dtype = compute;
 }
 
-template <Unary K, bool InPlace>
-void unary_meta(StructuredCall& c) {
-  const Tensor& a = c.tensor_arg(0);
-  c.device = a.device();
-  ScalarType compute = a.scalar_type();
-  if constexpr (K == Unary::Neg) {
-    TSR_CHECK(compute != kBool, TypeError, c.op().name(),
-              ": negation of a bool tensor is not supported; use logical_not instead");
-  }
-  if constexpr (K == Unary::Relu) {
-    TSR_CHECK(compute != kBool, TypeError, c.op().name(), ": not supported for bool tensors");
-  }
-  if constexpr (K == Unary::Exp) {
-    if (!is_floating_type(compute)) compute = kDefaultFloat;
-  }
-  if constexpr (InPlace) {
-    add_inplace_output(c, a, a.sizes(), compute);
-  } else {
-    c.add_output(a.sizes(), compute);
-  }
-  c.set_tensor(0, cast_and_expand(a, compute, a.sizes()));
-  c.dispatch_dtype = compute;
-}
-
 Dispatcher& D() { return Dispatcher::instance(); }
 
 }  // namespace
@@ -171,19 +117,9 @@ TSR_BINARY_OP(div, Binary::Div, "div(Tensor self, Tensor other, *, str? rounding
               "div_(Tensor(a!) self, Tensor other, *, str? rounding_mode=None) -> Tensor(a!)")
 #undef TSR_BINARY_OP
 
-#define TSR_UNARY_OP(fn, K)                                                                                    \
-  const Operator& op_##fn() {                                                                                  \
-    static const Operator& op = D().declare_structured(#fn "(Tensor self) -> Tensor", kPointwise, &unary_meta<K, false>); \
-    return op;                                                                                                 \
-  }                                                                                                            \
-  const Operator& op_##fn##_() {                                                                               \
-    static const Operator& op =                                                                                \
-        D().declare_inplace_variant(op_##fn(), #fn "_(Tensor(a!) self) -> Tensor(a!)", &unary_meta<K, true>);   \
-    return op;                                                                                                 \
-  }
-TSR_UNARY_OP(neg, Unary::Neg)
-TSR_UNARY_OP(exp, Unary::Exp)
-TSR_UNARY_OP(relu, Unary::Relu)
-#undef TSR_UNARY_OP
+
+void declare_binary_ops() {
+  for (auto f : {&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_}) f();
+}
 
 }  // namespace tessera::ops

@@ -1,0 +1,3 @@
+// C++ tests of the indexing ops: behaviour and error messages beyond the NumPy oracle.
+#include <gtest/gtest.h>
+#include <tessera/tessera.h>

@@ -1,0 +1,3 @@
+// C++ tests of the ternary ops: behaviour and error messages beyond the NumPy oracle.
+#include <gtest/gtest.h>
+#include <tessera/tessera.h>
