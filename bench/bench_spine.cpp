@@ -2,7 +2,7 @@
 //   tiny_add        add of two 1-element f32 tensors end to end   vs  malloc + add + free
 //   dispatch        a no-op kernel through the dispatcher           vs  a direct indirect call
 //   add_16M         elementwise add of 16M f32                      vs  a plain loop in this binary
-//   matmul_1024     1024x1024 f32 matmul                            vs  cblas_sgemm directly
+//   matmul_N        NxN f32 matmul, N = 64, 256, 1024                vs  cblas_sgemm directly
 // Run: build/release/bin/tessera_bench_spine --benchmark_repetitions=7 \
 //        --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true
 //      (prints the ratio table at the end, from the medians; interleaving keeps
@@ -105,29 +105,29 @@ void BM_add_16M_tessera(benchmark::State& s) {
 }
 BENCHMARK(BM_add_16M_tessera)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// ---- 1024 matmul ----
-constexpr int kN = 1024;
-
-void BM_matmul_1024_baseline(benchmark::State& s) {
-  const Tensor a = ones({kN, kN}), b = ones({kN, kN});
+// ---- NxN matmul ----
+void BM_matmul_baseline(benchmark::State& s) {
+  const int n = static_cast<int>(s.range(0));
+  const Tensor a = ones({n, n}), b = ones({n, n});
   for (auto _ : s) {
-    auto* c = static_cast<float*>(std::aligned_alloc(64, size_t(kN) * kN * sizeof(float)));
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, kN, kN, kN, 1.0f, static_cast<const float*>(a.data_ptr()),
-                kN, static_cast<const float*>(b.data_ptr()), kN, 0.0f, c, kN);
+    auto* c = static_cast<float*>(std::aligned_alloc(64, size_t(n) * n * sizeof(float)));
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, static_cast<const float*>(a.data_ptr()),
+                n, static_cast<const float*>(b.data_ptr()), n, 0.0f, c, n);
     benchmark::DoNotOptimize(c);
     std::free(c);
   }
 }
-BENCHMARK(BM_matmul_1024_baseline)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_matmul_baseline)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-void BM_matmul_1024_tessera(benchmark::State& s) {
-  const Tensor a = ones({kN, kN}), b = ones({kN, kN});
+void BM_matmul_tessera(benchmark::State& s) {
+  const int64_t n = s.range(0);
+  const Tensor a = ones({n, n}), b = ones({n, n});
   for (auto _ : s) {
     Tensor r = a.matmul(b);
     benchmark::DoNotOptimize(r.data_ptr());
   }
 }
-BENCHMARK(BM_matmul_1024_tessera)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_matmul_tessera)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // Collects per-benchmark times so main can print the ratios.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -138,7 +138,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
     for (const Run& r : runs) {
       const bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
       if (r.run_type == Run::RT_Iteration || median) {
-        ns[r.run_name.function_name] = r.GetAdjustedRealTime() * (r.time_unit == benchmark::kMillisecond ? 1e6 : 1.0);
+        const double scale = r.time_unit == benchmark::kMillisecond   ? 1e6
+                             : r.time_unit == benchmark::kMicrosecond ? 1e3
+                                                                      : 1.0;
+        const std::string args = r.run_name.args.empty() ? "" : "/" + r.run_name.args;
+        ns[r.run_name.function_name + args] = r.GetAdjustedRealTime() * scale;
       }
     }
     ConsoleReporter::ReportRuns(runs);
@@ -166,7 +170,9 @@ int main(int argc, char** argv) {
   row("dispatch", "BM_dispatch_tessera", "BM_dispatch_baseline", "<= baseline + 20 ns", false);
   std::printf("%-14s %+11.1f ns over the direct indirect call\n", "", get("BM_dispatch_tessera") - get("BM_dispatch_baseline"));
   row("add_16M", "BM_add_16M_tessera", "BM_add_16M_baseline", "speed >= 0.9x the plain loop", true);
-  row("matmul_1024", "BM_matmul_1024_tessera", "BM_matmul_1024_baseline", "speed >= 0.95x cblas_sgemm", true);
+  row("matmul_64", "BM_matmul_tessera/64", "BM_matmul_baseline/64", "speed >= 0.95x cblas_sgemm", true);
+  row("matmul_256", "BM_matmul_tessera/256", "BM_matmul_baseline/256", "speed >= 0.95x cblas_sgemm", true);
+  row("matmul_1024", "BM_matmul_tessera/1024", "BM_matmul_baseline/1024", "speed >= 0.95x cblas_sgemm", true);
   benchmark::Shutdown();
   return 0;
 }
