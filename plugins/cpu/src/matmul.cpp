@@ -40,8 +40,9 @@ inline T& at(const Mat& m, int64_t b, int64_t r, int64_t c) {
 inline bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 // Up to this many multiply-adds per matrix, float32 products use small_sgemm
-// (measured: faster than OpenBLAS up to about 96^3; BLAS wins beyond).
-inline constexpr int64_t kSmallGemmWork = 96 * 96 * 96;
+// (measured on AVX2: faster than OpenBLAS up to about 128^3, slower at 256^3
+// where BLAS's packing pays off).
+inline constexpr int64_t kSmallGemmWork = 128 * 128 * 128;
 
 // An operand as BLAS reads it: row-major with leading dimension ld, possibly
 // transposed, consecutive batches batch_stride elements apart.
@@ -168,7 +169,9 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
   }
   if constexpr (std::is_same_v<T, float> && small_sgemm::kAvailable) {
     // Small float32 products: a register-blocked kernel beats BLAS's packing.
-    if (M * N * K <= kSmallGemmWork && (b.sc == 1 || N == 1) && (c.sc == 1 || N == 1)) {
+    constexpr int64_t kSide = int64_t{1} << 20;  // keeps M * N * K from overflowing
+    if (M <= kSide && N <= kSide && K <= kSide && M * N * K <= kSmallGemmWork && (b.sc == 1 || N == 1) &&
+        (c.sc == 1 || N == 1)) {
       const float* ad = reinterpret_cast<const float*>(a.data);
       const float* bd = reinterpret_cast<const float*>(b.data);
       float* cd = reinterpret_cast<float*>(c.data);
