@@ -216,3 +216,20 @@ def test_meta_device():
     assert (m @ tessera.ones(3, 5, device="meta")).shape == (4, 2, 5)
     assert tessera.addmm(tessera.ones(5, device="meta"), m[0], tessera.ones(3, 5, device="meta")).shape == (2, 5)
     assert tessera.dot(tessera.ones(3, device="meta"), tessera.ones(3, device="meta")).shape == ()
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 17), (64, 64, 64), (65, 3, 33), (6, 300, 16), (128, 128, 128),
+                                   (5, 2000, 31), (130, 140, 150)])
+def test_float32_sizes_around_the_small_kernel(m, k, n):
+    # Row-dense B with every row/column tail of the register-blocked kernel, and
+    # sizes on both sides of its threshold (BLAS beyond); A plain and transposed.
+    rng = np.random.default_rng(m * 1000 + n)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 4 * k * np.finfo(np.float32).eps * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))) + 1e-6
+    for ta in (to_t(a), to_t(np.ascontiguousarray(a.T)).t()):
+        got = np.from_dlpack(ta @ to_t(b)).astype(np.float64)
+        assert np.all(np.abs(got - want) <= bound)
+    batched = np.from_dlpack(tessera.bmm(to_t(np.stack([a, -a])), to_t(np.stack([b, b]))))
+    assert np.all(np.abs(batched[1] + want) <= bound)
