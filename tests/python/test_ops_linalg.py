@@ -219,7 +219,7 @@ def test_meta_device():
 
 
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 17), (64, 64, 64), (65, 3, 33), (6, 300, 16), (128, 128, 128),
-                                   (5, 2000, 31), (130, 140, 150)])
+                                   (5, 2000, 31), (130, 140, 150), (200, 800, 100), (97, 385, 256), (256, 256, 256)])
 def test_float32_sizes_around_the_small_kernel(m, k, n):
     # Row-dense B with every row/column tail of the register-blocked kernel, and
     # sizes on both sides of its threshold (BLAS beyond); A plain and transposed.

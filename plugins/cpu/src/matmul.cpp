@@ -40,9 +40,10 @@ inline T& at(const Mat& m, int64_t b, int64_t r, int64_t c) {
 inline bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 // Up to this many multiply-adds per matrix, float32 products use small_sgemm
-// (measured on AVX2: faster than OpenBLAS up to about 128^3, slower at 256^3
-// where BLAS's packing pays off).
-inline constexpr int64_t kSmallGemmWork = 128 * 128 * 128;
+// (measured single-threaded on AVX2 against OpenBLAS 0.3.21: ~1.3x faster at
+// 64^3, even at 256^3, slower at 512^3 and beyond, where BLAS's full packing
+// and blocking win).
+inline constexpr int64_t kSmallGemmWork = 256 * 256 * 256;
 
 // An operand as BLAS reads it: row-major with leading dimension ld, possibly
 // transposed, consecutive batches batch_stride elements apart.
@@ -168,7 +169,8 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     return;
   }
   if constexpr (std::is_same_v<T, float> && small_sgemm::kAvailable) {
-    // Small float32 products: a register-blocked kernel beats BLAS's packing.
+    // Small and medium float32 products: a register-blocked kernel beats BLAS's
+    // fixed costs (packing both operands, thread wake-up) there.
     constexpr int64_t kSide = int64_t{1} << 20;  // keeps M * N * K from overflowing
     if (M <= kSide && N <= kSide && K <= kSide && M * N * K <= kSmallGemmWork && (b.sc == 1 || N == 1) &&
         (c.sc == 1 || N == 1)) {
