@@ -124,7 +124,7 @@ inline void gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t sar, i
                  int64_t ldb, float* c, int64_t ldc) {
   const int64_t npanels = (N + 15) / 16;
   const bool pack = M > 16 && ldb >= 128;
-  constexpr int64_t kWorkPerThread = int64_t{1} << 21;  // multiply-adds worth waking a thread
+  constexpr int64_t kWorkPerThread = int64_t{1} << 18;  // multiply-adds worth a thread (OpenBLAS: 64^3)
   const int64_t grain = std::max<int64_t>(1, kWorkPerThread / std::max<int64_t>(1, M * K * 16));
   parallel_for(npanels, grain, [&](int64_t p0, int64_t p1) {
     alignas(64) float buf[kKc * 16];
