@@ -235,6 +235,8 @@ def test_repeat_errors():
         tessera.ones(2, 3).repeat(2)
     with pytest.raises(ValueError, match="non-negative"):
         tessera.ones(2).repeat(-1)
+    with pytest.raises(ValueError, match="too large"):
+        tessera.ones(2, 2).repeat(2**62, 4)
 
 
 def pad_reference(a, pad, value):
@@ -278,6 +280,9 @@ def test_pad_errors():
         tessera.pad(t, (1, 1, 1, 1, 1, 1))
     with pytest.raises(ValueError, match="negative output size"):
         tessera.pad(t, (-2, -2))
+    with pytest.raises(ValueError, match="too large"):
+        tessera.pad(t, (2**63 - 2, 2**63 - 2))
+    assert len(t.chunk(2**63 - 1, 1)) == 3
 
 
 @SETTINGS

@@ -170,7 +170,8 @@ Tensor repeat_impl(const Operator& op, const Tensor& self, IntArrayRef repeats) 
   for (int64_t i = 0; i < nd; ++i) padded[nr - nd + i] = self.size(i);
   for (int64_t i = 0; i < nr; ++i) {
     TSR_CHECK(repeats[i] >= 0, ValueError, op.name(), ": repeats must be non-negative, got ", repeats);
-    out_shape[i] = padded[i] * repeats[i];
+    TSR_CHECK(!__builtin_mul_overflow(padded[i], repeats[i], &out_shape[i]), ValueError, op.name(), ": repeats ",
+              repeats, " make a result too large for a tensor of shape ", self.sizes());
     // Each dim i becomes (repeats[i], size[i]): the source is broadcast along the first.
     inter.push_back(repeats[i]);
     inter.push_back(padded[i]);
@@ -214,7 +215,10 @@ void pad_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   const int64_t npairs = static_cast<int64_t>(pad.size()) / 2;
   for (int64_t p = 0; p < npairs; ++p) {
     const int64_t d = nd - 1 - p;
-    out_shape[d] = self.size(d) + pad[2 * p] + pad[2 * p + 1];
+    int64_t grown = 0;
+    TSR_CHECK(!__builtin_add_overflow(self.size(d), pad[2 * p], &grown) &&
+                  !__builtin_add_overflow(grown, pad[2 * p + 1], &out_shape[d]),
+              ValueError, op.name(), ": padding ", pad, " is too large");
     TSR_CHECK(out_shape[d] >= 0, ValueError, op.name(), ": the input size ", self.size(d), ", plus padding ",
               pad[2 * p], " and ", pad[2 * p + 1], " gives a negative output size ", out_shape[d], " in dimension ", d);
   }
@@ -402,7 +406,7 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
     for (int64_t i = 0; i < chunks; ++i) parts.push_back(self.narrow(d, 0, 0));
     return parts;
   }
-  return split(self, (n + chunks - 1) / chunks, d);
+  return split(self, n / chunks + (n % chunks != 0), d);  // ceil without overflow
 }
 
 Tensor flip(const Tensor& self, IntArrayRef dims) { return call(ops::op_flip(), {V::of(self), V::of(dims)}); }
