@@ -172,7 +172,10 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     // Small and medium float32 products: a register-blocked kernel beats BLAS's
     // fixed costs (packing both operands, thread wake-up) there.
     constexpr int64_t kSide = int64_t{1} << 20;  // keeps M * N * K from overflowing
-    if (M <= kSide && N <= kSide && K <= kSide && M * N * K <= kSmallGemmWork && (b.sc == 1 || N == 1) &&
+    // A read down its columns (a transposed view) costs the kernel a cache line
+    // per element beyond ~128^3, where BLAS (which packs A) is faster.
+    const int64_t limit = (a.sc == 1 || K == 1) ? kSmallGemmWork : kSmallGemmWork / 8;
+    if (M <= kSide && N <= kSide && K <= kSide && M * N * K <= limit && (b.sc == 1 || N == 1) &&
         (c.sc == 1 || N == 1)) {
       const float* ad = reinterpret_cast<const float*>(a.data);
       const float* bd = reinterpret_cast<const float*>(b.data);
