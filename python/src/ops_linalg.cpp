@@ -1,8 +1,67 @@
 // Python bindings of the linalg ops (tessera/ops/linalg.h): methods and module functions.
+// mm/bmm/matmul are bound in tensor_methods.cpp; the out= overloads added here
+// require `out`, so calls without it keep the lean original binding.
 #include "common.h"
 
 namespace tessera::python {
+namespace {
 
-void register_linalg_ops(nb::module_&, nb::class_<Tensor>&) {}
+template <typename Compute, typename ComputeOut>
+nb::object with_out(nb::handle out, Compute compute, ComputeOut compute_out) {
+  if (out.is_none()) {
+    Tensor r;
+    {
+      nb::gil_scoped_release release;  // GEMMs can run long
+      r = compute();
+    }
+    return nb::cast(std::move(r));
+  }
+  Tensor& o = nb::cast<Tensor&>(out);
+  {
+    nb::gil_scoped_release release;
+    compute_out(o);
+  }
+  return nb::borrow(out);
+}
+
+}  // namespace
+
+void register_linalg_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  m.def("addmm", [](const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha,
+                    nb::handle out) {
+    return with_out(out, [&] { return addmm(self, a, b, beta, alpha); },
+                    [&](Tensor& o) { addmm_out(o, self, a, b, beta, alpha); });
+  }, nb::arg("input"), nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1,
+     nb::arg("out") = nb::none());
+  m.def("dot", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return with_out(out, [&] { return dot(a, b); }, [&](Tensor& o) { dot_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("tensor"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("outer", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return with_out(out, [&] { return outer(a, b); }, [&](Tensor& o) { outer_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("vec2"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("input"), nb::arg("vec2"));
+  // out= overloads of the existing mm/bmm/matmul bindings.
+  m.def("mm", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return with_out(out, [&] { return mm(a, b); }, [&](Tensor& o) { mm_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out"));
+  m.def("bmm", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return with_out(out, [&] { return bmm(a, b); }, [&](Tensor& o) { bmm_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out"));
+  m.def("matmul", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return with_out(out, [&] { return matmul(a, b); }, [&](Tensor& o) { matmul_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out"));
+
+  cls.def("addmm", [](const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+    return self.addmm(a, b, beta, alpha);
+  }, nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1,
+     nb::call_guard<nb::gil_scoped_release>())
+      .def("addmm_", [](nb::handle self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+        nb::cast<Tensor&>(self).addmm_(a, b, beta, alpha);
+        return nb::borrow(self);
+      }, nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1)
+      .def("dot", &Tensor::dot, nb::arg("tensor"))
+      .def("outer", &Tensor::outer, nb::arg("vec2"))
+      .def("ger", &Tensor::outer, nb::arg("vec2"));
+}
 
 }  // namespace tessera::python

@@ -1,8 +1,95 @@
 // Python bindings of the shape ops (tessera/ops/shape.h): methods and module functions.
+// split/chunk return tuples (as torch does); out= is accepted where torch has it.
 #include "common.h"
 
 namespace tessera::python {
+namespace {
 
-void register_shape_ops(nb::module_&, nb::class_<Tensor>&) {}
+nb::tuple as_tuple(const std::vector<Tensor>& parts) {
+  nb::list l;
+  for (const Tensor& t : parts) l.append(nb::cast(t));
+  return nb::tuple(l);
+}
+
+// split_size_or_sections: an int, or a sequence of sizes.
+std::vector<Tensor> split_any(const Tensor& t, nb::handle sizes, int64_t dim) {
+  if (PyLong_Check(sizes.ptr()) && !PyBool_Check(sizes.ptr())) return split(t, nb::cast<int64_t>(sizes), dim);
+  return split_with_sizes(t, sizes_from_object(sizes, "split"), dim);
+}
+
+// The result, or the result written into `out` (then `out` itself is returned).
+template <typename Compute, typename ComputeOut>
+nb::object with_out(nb::handle out, Compute compute, ComputeOut compute_out) {
+  if (out.is_none()) return nb::cast(compute());
+  Tensor& o = nb::cast<Tensor&>(out);
+  compute_out(o);
+  return nb::borrow(out);
+}
+
+// Trailing *ints or one sequence (t.flip(0, 1), t.flip((0, 1)), t.repeat(2, 3)).
+std::vector<int64_t> ints_of(const nb::args& args, const char* what) { return sizes_from_args(args, what); }
+
+std::optional<double> pad_value(nb::handle v) {
+  if (v.is_none()) return std::nullopt;
+  if (PyBool_Check(v.ptr())) return v.ptr() == Py_True ? 1.0 : 0.0;
+  return nb::cast<double>(v);
+}
+
+}  // namespace
+
+void register_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  for (const char* name : {"cat", "concat", "concatenate"}) {
+    m.def(name, [](const std::vector<Tensor>& tensors, int64_t dim, nb::handle out) {
+      return with_out(out, [&] { return cat(tensors, dim); }, [&](Tensor& o) { cat_out(o, tensors, dim); });
+    }, nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = nb::none());
+  }
+  m.def("stack", [](const std::vector<Tensor>& tensors, int64_t dim, nb::handle out) {
+    return with_out(out, [&] { return stack(tensors, dim); }, [&](Tensor& o) { stack_out(o, tensors, dim); });
+  }, nb::arg("tensors"), nb::arg("dim") = 0, nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("split", [](const Tensor& t, nb::handle sizes, int64_t dim) { return as_tuple(split_any(t, sizes, dim)); },
+        nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0);
+  m.def("chunk", [](const Tensor& t, int64_t chunks, int64_t dim) { return as_tuple(chunk(t, chunks, dim)); },
+        nb::arg("input"), nb::arg("chunks"), nb::arg("dim") = 0);
+  m.def("flip", [](const Tensor& t, nb::handle dims) { return flip(t, sizes_from_object(dims, "flip")); },
+        nb::arg("input"), nb::arg("dims"));
+  m.def("roll", [](const Tensor& t, nb::handle shifts, nb::handle dims) {
+    const std::vector<int64_t> d = dims.is_none() ? std::vector<int64_t>{} : sizes_from_object(dims, "roll");
+    return roll(t, sizes_from_object(shifts, "roll"), d);
+  }, nb::arg("input"), nb::arg("shifts"), nb::arg("dims") = nb::none());
+  m.def("tile", [](const Tensor& t, nb::handle dims) { return tile(t, sizes_from_object(dims, "tile")); },
+        nb::arg("input"), nb::arg("dims"));
+  m.def("repeat", [](const Tensor& t, nb::handle repeats) { return repeat(t, sizes_from_object(repeats, "repeat")); },
+        nb::arg("input"), nb::arg("repeats"));
+  m.def("pad", [](const Tensor& t, nb::handle p, const std::string& mode, nb::handle value) {
+    return pad(t, sizes_from_object(p, "pad"), mode, pad_value(value));
+  }, nb::arg("input"), nb::arg("pad"), nb::arg("mode") = "constant", nb::arg("value") = nb::none());
+  m.def("tril", [](const Tensor& t, int64_t k, nb::handle out) {
+    return with_out(out, [&] { return tril(t, k); }, [&](Tensor& o) { tril_out(o, t, k); });
+  }, nb::arg("input"), nb::arg("diagonal") = 0, nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("triu", [](const Tensor& t, int64_t k, nb::handle out) {
+    return with_out(out, [&] { return triu(t, k); }, [&](Tensor& o) { triu_out(o, t, k); });
+  }, nb::arg("input"), nb::arg("diagonal") = 0, nb::kw_only(), nb::arg("out") = nb::none());
+
+  cls.def("split", [](const Tensor& t, nb::handle sizes, int64_t dim) { return as_tuple(split_any(t, sizes, dim)); },
+          nb::arg("split_size"), nb::arg("dim") = 0)
+      .def("chunk", [](const Tensor& t, int64_t chunks, int64_t dim) { return as_tuple(t.chunk(chunks, dim)); },
+           nb::arg("chunks"), nb::arg("dim") = 0)
+      .def("flip", [](const Tensor& t, nb::args dims) { return t.flip(ints_of(dims, "flip")); })
+      .def("roll", [](const Tensor& t, nb::handle shifts, nb::handle dims) {
+        const std::vector<int64_t> d = dims.is_none() ? std::vector<int64_t>{} : sizes_from_object(dims, "roll");
+        return t.roll(sizes_from_object(shifts, "roll"), d);
+      }, nb::arg("shifts"), nb::arg("dims") = nb::none())
+      .def("repeat", [](const Tensor& t, nb::args reps) { return t.repeat(ints_of(reps, "repeat")); })
+      .def("tile", [](const Tensor& t, nb::args dims) { return t.tile(ints_of(dims, "tile")); })
+      .def("pad", [](const Tensor& t, nb::handle p, const std::string& mode, nb::handle value) {
+        return t.pad(sizes_from_object(p, "pad"), mode, pad_value(value));
+      }, nb::arg("pad"), nb::arg("mode") = "constant", nb::arg("value") = nb::none())
+      .def("tril", &Tensor::tril, nb::arg("diagonal") = 0)
+      .def("triu", &Tensor::triu, nb::arg("diagonal") = 0)
+      .def("tril_", [](nb::handle self, int64_t k) { nb::cast<Tensor&>(self).tril_(k); return nb::borrow(self); },
+           nb::arg("diagonal") = 0)
+      .def("triu_", [](nb::handle self, int64_t k) { nb::cast<Tensor&>(self).triu_(k); return nb::borrow(self); },
+           nb::arg("diagonal") = 0);
+}
 
 }  // namespace tessera::python

@@ -1,5 +1,5 @@
-// Matrix products: mm and bmm (plugin kernels) and matmul (torch.matmul's rules,
-// composed from views, mm and bmm).
+// Matrix products: mm, bmm and addmm (plugin kernels); matmul (torch.matmul's
+// rules, composed from views, mm and bmm), dot and outer (composites).
 #include <tessera/error.h>
 
 #include "../structured.h"
@@ -68,6 +68,19 @@ void matmul_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
     if (da == 1) r = r.squeeze(0);
     if (db == 1) r = r.squeeze(-1);
     f.outputs[0] = r;
+  } else if (db <= 2) {
+    // A batch of matrices times one matrix (or vector) is a single mm: fold the
+    // batch into the rows (a copy only if a's batch cannot be viewed as rows).
+    const Tensor b2 = db == 1 ? b.unsqueeze(1) : b;
+    const int64_t k = a.size(-1);
+    TSR_CHECK(k == b2.size(0), ValueError, "matmul: shapes ", a.sizes(), " and ", b.sizes(),
+              " cannot be multiplied (", k, " != ", b2.size(0), ")");
+    int64_t rows = 1;
+    for (int64_t i = 0; i + 1 < da; ++i) rows *= a.size(i);
+    Tensor r = a.reshape({rows, k}).mm(b2);
+    DimVector out_shape(a.sizes().begin(), a.sizes().end() - 1);
+    if (db == 2) out_shape.push_back(b.size(1));
+    f.outputs[0] = r.view(out_shape);
   } else {
     // Batched: 1-D operands get a temporary matrix dim; batch dims broadcast.
     const Tensor a3 = da == 1 ? a.unsqueeze(0) : a;
@@ -92,7 +105,105 @@ void matmul_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   }
 }
 
+// addmm: out = beta * self + alpha * (mat1 @ mat2), self broadcast to [M, N].
+template <bool InPlace>
+void addmm_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& a = c.tensor_arg(1);
+  const Tensor& b = c.tensor_arg(2);
+  c.device = common_device(c, {0, 1, 2});
+  TSR_CHECK(a.dim() == 2 && b.dim() == 2, ValueError, c.op().name(), ": expected 2-D mat1 and mat2, got shapes ",
+            a.sizes(), " and ", b.sizes());
+  TSR_CHECK(a.size(1) == b.size(0), ValueError, c.op().name(), ": mat1 and mat2 shapes ", a.sizes(), " and ",
+            b.sizes(), " cannot be multiplied (", a.size(1), " != ", b.size(0), ")");
+  check_same_dtype(c, a, b);
+  TSR_CHECK(self.scalar_type() == a.scalar_type(), TypeError, c.op().name(),
+            ": self and mat1 must have the same dtype, got ", dtype_name(self.scalar_type()), " and ",
+            dtype_name(a.scalar_type()));
+  const ScalarType t = a.scalar_type();
+  const Scalar beta = c.arg(3).to_scalar(), alpha = c.arg(4).to_scalar();
+  TSR_CHECK(is_floating_type(t) || (!beta.is_floating_point() && !alpha.is_floating_point()), TypeError,
+            c.op().name(), ": for integer inputs beta and alpha must not be floating-point numbers (got beta=", beta,
+            ", alpha=", alpha, ")");
+  const int64_t shape[2] = {a.size(0), b.size(1)};
+  const IntArrayRef out_shape(shape, 2);
+  Tensor mat1 = a, mat2 = b;
+  if constexpr (InPlace) {
+    if (self.numel() != 0) check_writable(c.op(), self);  // nothing is written otherwise
+    TSR_CHECK(self.sizes().equals(out_shape), ValueError, c.op().name(), ": self of shape ", self.sizes(),
+              " does not match the product's shape ", out_shape);
+    // The kernel writes self while reading the matrices: read those from copies.
+    if (a.storage().get() == self.storage().get() && self.storage()->data() != nullptr) mat1 = a.clone();
+    if (b.storage().get() == self.storage().get() && self.storage()->data() != nullptr) mat2 = b.clone();
+    c.add_aliased_output(self);
+    c.set_tensor(0, self);
+  } else {
+    bool fits = self.dim() <= 2;
+    for (int64_t i = 1; fits && i <= self.dim(); ++i) {
+      const int64_t s = self.size(-i);
+      fits = s == 1 || s == shape[2 - i];
+    }
+    TSR_CHECK(fits, ValueError, c.op().name(), ": self of shape ", self.sizes(),
+              " cannot be broadcast to the product's shape ", out_shape);
+    c.add_output(out_shape, t);
+    c.set_tensor(0, self.sizes().equals(out_shape) ? self : self.expand(out_shape));
+  }
+  c.set_tensor(1, mat1);
+  c.set_tensor(2, mat2);
+  c.set_scalar(3, beta, t);
+  c.set_scalar(4, alpha, t);
+  c.dispatch_dtype = t;
+}
+
+void check_vector(const Operator& op, const Tensor& t, const char* name) {
+  TSR_CHECK(t.dim() == 1, ValueError, op.name(), ": expected 1-D ", name, ", got shape ", t.sizes());
+}
+
+void dot_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& a = *f.args[0].tensor;
+  const Tensor& b = *f.args[1].tensor;
+  TSR_CHECK(a.defined() && b.defined(), ValueError, "dot: undefined tensor argument");
+  check_vector(op, a, "self");
+  check_vector(op, b, "tensor");
+  TSR_CHECK(a.size(0) == b.size(0), ValueError, "dot: inconsistent tensor sizes: self has ", a.size(0),
+            " elements and tensor has ", b.size(0));
+  TSR_CHECK(a.scalar_type() == b.scalar_type(), TypeError, "dot: expected both vectors to have the same dtype, got ",
+            dtype_name(a.scalar_type()), " and ", dtype_name(b.scalar_type()));
+  f.outputs[0] = a.unsqueeze(0).mm(b.unsqueeze(1)).view({});
+}
+
+void outer_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& a = *f.args[0].tensor;
+  const Tensor& b = *f.args[1].tensor;
+  TSR_CHECK(a.defined() && b.defined(), ValueError, "outer: undefined tensor argument");
+  check_vector(op, a, "self");
+  check_vector(op, b, "vec2");
+  f.outputs[0] = a.unsqueeze(1).mul(b.unsqueeze(0));
+}
+
 }  // namespace
+
+const Operator& op_addmm() {
+  static const Operator& op = Dispatcher::instance().declare_structured(
+      "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", 0, &addmm_meta<false>);
+  return op;
+}
+const Operator& op_addmm_() {
+  static const Operator& op = Dispatcher::instance().declare_inplace_variant(
+      op_addmm(), "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+      &addmm_meta<true>);
+  return op;
+}
+const Operator& op_dot() {
+  static const Operator& op =
+      Dispatcher::instance().declare_composite("dot(Tensor self, Tensor tensor) -> Tensor", 0, &dot_kernel);
+  return op;
+}
+const Operator& op_outer() {
+  static const Operator& op =
+      Dispatcher::instance().declare_composite("outer(Tensor self, Tensor vec2) -> Tensor", 0, &outer_kernel);
+  return op;
+}
 
 const Operator& op_mm() {
   static const Operator& op = Dispatcher::instance().declare_structured("mm(Tensor self, Tensor mat2) -> Tensor", 0, &mm_meta);
@@ -109,7 +220,48 @@ const Operator& op_matmul() {
 }
 
 void declare_linalg_ops() {
-  for (auto f : {&op_mm, &op_bmm, &op_matmul}) f();
+  for (auto f : {&op_mm, &op_bmm, &op_matmul, &op_addmm, &op_addmm_, &op_dot, &op_outer}) f();
 }
 
 }  // namespace tessera::ops
+
+namespace tessera {
+
+using V = IValue;
+
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  return ops::call(ops::op_addmm(), {V::of(self), V::of(mat1), V::of(mat2), V::of(beta), V::of(alpha)});
+}
+Tensor dot(const Tensor& self, const Tensor& tensor) { return ops::call(ops::op_dot(), {V::of(self), V::of(tensor)}); }
+Tensor outer(const Tensor& self, const Tensor& vec2) { return ops::call(ops::op_outer(), {V::of(self), V::of(vec2)}); }
+
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) { return ops::assign_out("mm", mm(self, mat2), out); }
+Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
+  return ops::assign_out("bmm", bmm(self, mat2), out);
+}
+Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other) {
+  return ops::assign_out("matmul", matmul(self, other), out);
+}
+Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
+                  const Scalar& alpha) {
+  return ops::assign_out("addmm", addmm(self, mat1, mat2, beta, alpha), out);
+}
+Tensor& dot_out(Tensor& out, const Tensor& self, const Tensor& tensor) {
+  return ops::assign_out("dot", dot(self, tensor), out);
+}
+Tensor& outer_out(Tensor& out, const Tensor& self, const Tensor& vec2) {
+  return ops::assign_out("outer", outer(self, vec2), out);
+}
+
+Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {
+  return tessera::addmm(*this, mat1, mat2, beta, alpha);
+}
+Tensor& Tensor::addmm_(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) {
+  Tensor r = ops::call(ops::op_addmm_(), {V::of(*this), V::of(mat1), V::of(mat2), V::of(beta), V::of(alpha)});
+  (void)r;
+  return *this;
+}
+Tensor Tensor::dot(const Tensor& tensor) const { return tessera::dot(*this, tensor); }
+Tensor Tensor::outer(const Tensor& vec2) const { return tessera::outer(*this, vec2); }
+
+}  // namespace tessera

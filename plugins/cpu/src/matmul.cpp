@@ -13,6 +13,7 @@
 #include "convert.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
+#include "shape_small_sgemm.hpp"
 
 #include <cblas.h>
 
@@ -37,6 +38,12 @@ inline T& at(const Mat& m, int64_t b, int64_t r, int64_t c) {
 }
 
 inline bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+// Up to this many multiply-adds per matrix, float32 products use small_sgemm
+// (measured single-threaded on AVX2 against OpenBLAS 0.3.21: ~1.3x faster at
+// 64^3, even at 256^3, slower at 512^3 and beyond, where BLAS's full packing
+// and blocking win).
+inline constexpr int64_t kSmallGemmWork = 256 * 256 * 256;
 
 // An operand as BLAS reads it: row-major with leading dimension ld, possibly
 // transposed, consecutive batches batch_stride elements apart.
@@ -161,6 +168,23 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     gemm_loop<T, P>(a, b, c);
     return;
   }
+  if constexpr (std::is_same_v<T, float> && small_sgemm::kAvailable) {
+    // Small and medium float32 products: a register-blocked kernel beats BLAS's
+    // fixed costs (packing both operands, thread wake-up) there.
+    constexpr int64_t kSide = int64_t{1} << 20;  // keeps M * N * K from overflowing
+    // A read down its columns (a transposed view) costs the kernel a cache line
+    // per element beyond ~128^3, where BLAS (which packs A) is faster.
+    const int64_t limit = (a.sc == 1 || K == 1) ? kSmallGemmWork : kSmallGemmWork / 8;
+    if (M <= kSide && N <= kSide && K <= kSide && M * N * K <= limit && (b.sc == 1 || N == 1) &&
+        (c.sc == 1 || N == 1)) {
+      const float* ad = reinterpret_cast<const float*>(a.data);
+      const float* bd = reinterpret_cast<const float*>(b.data);
+      float* cd = reinterpret_cast<float*>(c.data);
+      for (int64_t bi = 0; bi < batch; ++bi)
+        small_sgemm::gemm(M, N, K, ad + bi * a.sb, a.sr, a.sc, bd + bi * b.sb, b.sr, cd + bi * c.sb, c.sr);
+      return;
+    }
+  }
   std::vector<P> abuf, bbuf, cbuf;
   const BlasOperand<P> A = prepare<T, P>(a, abuf);
   const BlasOperand<P> B = prepare<T, P>(b, bbuf);
@@ -213,6 +237,76 @@ void matmul(const TsrKernelCall& call, const Mat& a, const Mat& b, const Mat& c)
   });
 }
 
+// ---- addmm: out = beta * self + alpha * (a @ b) ----
+
+inline void gemm_ab(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, float alpha,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+inline void gemm_ab(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t m, int64_t n, int64_t k, double alpha,
+                    const double* a, int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+              static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+// out[i, j] = f(i, j) over the rows of out, in parallel.
+template <typename F>
+void for_each_row(const Mat& c, const F& f) {
+  parallel_for(c.rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, c.cols)), [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t j = 0; j < c.cols; ++j) f(i, j);
+  });
+}
+
+template <typename T>
+void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, double beta_d, double alpha_d) {
+  using P = compute_t<T>;
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  const P beta = static_cast<P>(beta_d), alpha = static_cast<P>(alpha_d);
+  if (!fits_int(M) || !fits_int(N) || !fits_int(K)) invalid("matrix sizes beyond the BLAS int range");
+  const bool c_is_self = c.data == self.data && c.sr == self.sr && c.sc == self.sc;
+  if (K == 0) {  // the product is zero: out = beta * self
+    for_each_row(c, [&](int64_t i, int64_t j) {
+      at<T>(c, 0, i, j) = beta == P(0) ? convert<T>(P(0)) : convert<T>(beta * convert<P>(at<T>(self, 0, i, j)));
+    });
+    return;
+  }
+  std::vector<P> abuf, bbuf, cbuf;
+  const BlasOperand<P> A = prepare<T, P>(a, abuf);
+  const BlasOperand<P> B = prepare<T, P>(b, bbuf);
+  if constexpr (std::is_same_v<T, P>) {
+    // out's rows are dense: GEMM's beta does the addition in place.
+    if ((N == 1 || c.sc == 1) && (M == 1 || c.sr >= N) && fits_int(M == 1 ? N : c.sr)) {
+      if (beta != P(0) && !c_is_self) for_each_row(c, [&](int64_t i, int64_t j) { at<T>(c, 0, i, j) = at<T>(self, 0, i, j); });
+      gemm_ab(A.trans, B.trans, M, N, K, alpha, A.data, A.ld, B.data, B.ld, beta, reinterpret_cast<P*>(c.data),
+              M == 1 ? N : c.sr);
+      return;
+    }
+  }
+  cbuf.resize(static_cast<size_t>(M * N));
+  gemm_ab(A.trans, B.trans, M, N, K, alpha, A.data, A.ld, B.data, B.ld, P(0), cbuf.data(), N);
+  for_each_row(c, [&](int64_t i, int64_t j) {
+    const P prod = cbuf[static_cast<size_t>(i * N + j)];
+    at<T>(c, 0, i, j) = convert<T>(beta == P(0) ? prod : beta * convert<P>(at<T>(self, 0, i, j)) + prod);
+  });
+}
+
+template <typename T>
+void addmm_integer(const Mat& self, const Mat& a, const Mat& b, const Mat& c, int64_t beta, int64_t alpha) {
+  const int64_t M = a.rows, N = b.cols;
+  std::vector<T> prod(static_cast<size_t>(M * N));
+  const Mat p{reinterpret_cast<char*>(prod.data()), 1, M, N, 0, N, 1};
+  if (a.cols > 0) {
+    gemm_loop<T, int_acc_t<T>>(a, b, p);
+  }
+  const T tb = static_cast<T>(beta), ta = static_cast<T>(alpha);
+  for_each_row(c, [&](int64_t i, int64_t j) {
+    const T x = wrap_mul(ta, prod[static_cast<size_t>(i * N + j)]);
+    at<T>(c, 0, i, j) = beta == 0 ? x : wrap_add(wrap_mul(tb, at<T>(self, 0, i, j)), x);
+  });
+}
+
 Mat mat3(const DLTensor& t) {
   return {data_ptr(t), t.shape[0], t.shape[1], t.shape[2], t.strides[0], t.strides[1], t.strides[2]};
 }
@@ -247,10 +341,41 @@ void bmm_kernel(const TsrKernelCall& call) {
   matmul(call, mat3(self), mat3(other), mat3(out));
 }
 
+void addmm_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const DLTensor& m1 = tensor_arg(call, 1, "mat1", call.dtype);
+  const DLTensor& m2 = tensor_arg(call, 2, "mat2", call.dtype);
+  const TsrValue& beta = arg(call, 3, "beta");
+  const TsrValue& alpha = arg(call, 4, "alpha");
+  check_scalar(beta, "beta");
+  check_scalar(alpha, "alpha");
+  DLTensor& out = output(call, 0, call.dtype);
+  if (self.ndim != 2 || m1.ndim != 2 || m2.ndim != 2 || out.ndim != 2 || m1.shape[1] != m2.shape[0] ||
+      out.shape[0] != m1.shape[0] || out.shape[1] != m2.shape[1] || !same_shape(self, out)) {
+    invalid("expected self [M, N], mat1 [M, K], mat2 [K, N], out [M, N]; got " + shape_text(self) + ", " +
+            shape_text(m1) + ", " + shape_text(m2) + ", " + shape_text(out));
+  }
+  const Mat s = mat2(self), a = mat2(m1), b = mat2(m2), c = mat2(out);
+  if (c.rows == 0 || c.cols == 0) return;
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("matrix multiplication is not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      if (beta.tag == TSR_VALUE_FLOAT || alpha.tag == TSR_VALUE_FLOAT) invalid("integer addmm takes integer beta and alpha");
+      addmm_integer<T>(s, a, b, c, beta.tag == TSR_VALUE_BOOL ? beta.as.b : beta.as.i,
+                       alpha.tag == TSR_VALUE_BOOL ? alpha.as.b : alpha.as.i);
+    } else {
+      addmm_floating<T>(s, a, b, c, scalar_to<double>(beta, "beta"), scalar_to<double>(alpha, "alpha"));
+    }
+  });
+}
+
 void register_linalg_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
       {"mm", kNumericMask, &kernel_entry<&mm_kernel>},
       {"bmm", kNumericMask, &kernel_entry<&bmm_kernel>},
+      {"addmm", kNumericMask, &kernel_entry<&addmm_kernel>},
   };
   register_kernels(host, kTable);
 }

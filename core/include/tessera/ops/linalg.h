@@ -6,4 +6,25 @@
 
 namespace tessera {
 
+/// beta * self + alpha * (mat1 @ mat2). mat1 [M, K], mat2 [K, N]; self broadcasts
+/// to [M, N]; all three share one dtype (not bool). With beta == 0 self is
+/// ignored (NaN in self does not propagate). Integer dtypes take integer beta/alpha
+/// (TypeError otherwise).
+Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+             const Scalar& alpha = 1);
+/// The inner product of two 1-D tensors of equal size and dtype: a 0-d tensor.
+Tensor dot(const Tensor& self, const Tensor& tensor);
+/// The outer product of two 1-D tensors: [n] x [m] -> [n, m], dtype promoted.
+Tensor outer(const Tensor& self, const Tensor& vec2);
+
+// out= forms: compute the result, then copy it into `out` (which must have the
+// result's shape and device, and a dtype the result casts to); return `out`.
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2);
+Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2);
+Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other);
+Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1,
+                  const Scalar& alpha = 1);
+Tensor& dot_out(Tensor& out, const Tensor& self, const Tensor& tensor);
+Tensor& outer_out(Tensor& out, const Tensor& self, const Tensor& vec2);
+
 }  // namespace tessera
