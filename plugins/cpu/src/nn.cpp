@@ -71,6 +71,7 @@ void softmax_impl(const TsrKernelCall& call) {
   DLTensor& out = output(call, 0, call.dtype);
   check_same_shape(x, "self", out, "out");
   const int64_t dim = int_arg(call, 1, "dim");
+  if (x.ndim > 64) invalid("tensors of more than 64 dims are not supported");
   if (x.ndim > 0 && (dim < 0 || dim >= x.ndim)) invalid("dim " + std::to_string(dim) + " is out of range");
   const int64_t n = x.ndim == 0 ? 1 : x.shape[dim];
   const int64_t total = sdk::numel(x);
@@ -94,6 +95,18 @@ void softmax_impl(const TsrKernelCall& call) {
           parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
             for (int64_t r = r0; r < r1; ++r) nn::softmax_row<Log>(in + r * n, o + r * n, n);
           });
+          return;
+        }
+        if (is_dense(x)) {  // dense, dim not last: [outer, n, inner], columns of inner at once
+          const int64_t chunks = (inner + nn::kCols - 1) / nn::kCols, outer = rows / inner;
+          parallel_for(outer * chunks, std::max<int64_t>(1, kGrainExpensive * 4 / (n * std::min(inner, nn::kCols))),
+                       [&](int64_t t0, int64_t t1) {
+                         for (int64_t t = t0; t < t1; ++t) {
+                           const int64_t ob = t / chunks, i0 = (t % chunks) * nn::kCols;
+                           const int64_t off = ob * n * inner + i0;
+                           nn::softmax_cols<Log>(in + off, o + off, n, std::min(nn::kCols, inner - i0), inner);
+                         }
+                       });
           return;
         }
       }
@@ -189,7 +202,7 @@ void nll_loss_kernel(const TsrKernelCall& call) {
   const int64_t ignore = int_arg(call, 4, "ignore_index");
   const double eps = call.num_args > 5 ? float_arg(call, 5, "label_smoothing") : 0.0;
   DLTensor& out = output(call, 0, call.dtype);
-  if (x.ndim < 1 || t.ndim != (x.ndim == 1 ? 0 : x.ndim - 1)) invalid("input and target ranks do not match");
+  if (x.ndim < 1 || x.ndim > 64 || t.ndim != (x.ndim == 1 ? 0 : x.ndim - 1)) invalid("input and target ranks do not match");
   const int64_t C = x.ndim == 1 ? x.shape[0] : x.shape[1];
   const int64_t cstride = x.ndim == 1 ? x.strides[0] : x.strides[1];
   if (w && (w->ndim != 1 || w->shape[0] != C)) invalid("weight must have one element per class");

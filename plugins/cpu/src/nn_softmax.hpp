@@ -191,4 +191,53 @@ inline void softmax_row(const double* x, double* y, int64_t n) {
   }
 }
 
+/// out[i] = e^(a[i] - b[i]) for i < w.
+inline void exp_diff(const float* a, const float* b, float* out, int64_t w) {
+  int64_t i = 0;
+#ifdef TSR_NN_AVX2
+  for (; i + 8 <= w; i += 8)
+    _mm256_storeu_ps(out + i, exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i))));
+#endif
+  for (; i < w; ++i) out[i] = exp_scalar(a[i] - b[i]);
+}
+inline void exp_diff(const double* a, const double* b, double* out, int64_t w) {
+  for (int64_t i = 0; i < w; ++i) out[i] = std::exp(a[i] - b[i]);
+}
+
+/// Columns at once: softmax along j of x[j * ld + i] for n rows j and w <= kCols
+/// columns i (a dim that is not the last of a dense tensor). Every sweep reads
+/// whole rows of w contiguous elements, so it vectorizes along i.
+inline constexpr int64_t kCols = 256;
+template <bool Log, typename A>
+void softmax_cols(const A* x, A* y, int64_t n, int64_t w, int64_t ld) {
+  A m[kCols], s[kCols], e[kCols];
+  for (int64_t i = 0; i < w; ++i) {
+    m[i] = -std::numeric_limits<A>::infinity();
+    s[i] = 0;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const A* r = x + j * ld;
+    for (int64_t i = 0; i < w; ++i) m[i] = r[i] > m[i] ? r[i] : m[i];
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    A* out = Log ? e : y + j * ld;
+    exp_diff(x + j * ld, m, out, w);
+    for (int64_t i = 0; i < w; ++i) s[i] += out[i];
+  }
+  if constexpr (Log) {
+    for (int64_t i = 0; i < w; ++i) s[i] = std::log(s[i]);
+    for (int64_t j = 0; j < n; ++j) {
+      const A* r = x + j * ld;
+      A* out = y + j * ld;
+      for (int64_t i = 0; i < w; ++i) out[i] = (r[i] - m[i]) - s[i];
+    }
+  } else {
+    for (int64_t i = 0; i < w; ++i) s[i] = A(1) / s[i];
+    for (int64_t j = 0; j < n; ++j) {
+      A* out = y + j * ld;
+      for (int64_t i = 0; i < w; ++i) out[i] *= s[i];
+    }
+  }
+}
+
 }  // namespace tessera::cpu::nn
