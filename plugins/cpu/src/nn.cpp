@@ -80,7 +80,12 @@ void softmax_impl(const TsrKernelCall& call) {
   const int64_t in_step = x.ndim == 0 ? 1 : x.strides[dim];
   int64_t inner = 1;  // output stride along dim (out is contiguous)
   for (int32_t d = static_cast<int32_t>(dim) + 1; d < x.ndim; ++d) inner *= x.shape[d];
-  const int64_t grain = std::max<int64_t>(1, kGrainExpensive * 4 / n);
+  // Elements per thread: a softmax costs ~1 ns per element, so a team pays off
+  // only for large tensors; on a busy machine a smaller grain loses more
+  // waiting for a descheduled worker than it gains (measured: 2M elements ran
+  // 3x slower on two threads under load, 16M ran 1.3x faster).
+  constexpr int64_t kSoftmaxGrain = int64_t{1} << 20;
+  const int64_t grain = std::max<int64_t>(1, kSoftmaxGrain / n);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!kIsFloating<T>) {
@@ -99,7 +104,7 @@ void softmax_impl(const TsrKernelCall& call) {
         }
         if (is_dense(x)) {  // dense, dim not last: [outer, n, inner], columns of inner at once
           const int64_t chunks = (inner + nn::kCols - 1) / nn::kCols, outer = rows / inner;
-          parallel_for(outer * chunks, std::max<int64_t>(1, kGrainExpensive * 4 / (n * std::min(inner, nn::kCols))),
+          parallel_for(outer * chunks, std::max<int64_t>(1, kSoftmaxGrain / (n * std::min(inner, nn::kCols))),
                        [&](int64_t t0, int64_t t1) {
                          for (int64_t t = t0; t < t1; ++t) {
                            const int64_t ob = t / chunks, i0 = (t % chunks) * nn::kCols;
