@@ -72,7 +72,10 @@ void register_nn_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("log_softmax",
         [](const Tensor& t, int64_t dim, const OptDType& dtype) { return log_softmax(t, dim, unwrap(dtype)); },
         nb::arg("input"), nb::arg("dim"), nb::arg("dtype") = nb::none());
-  m.def("layer_norm", &layer_norm_impl, nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
+  m.def("layer_norm", &layer_norm_impl,
+        nb::sig("def layer_norm(input: Tensor, normalized_shape: int | tuple[int, ...] | list[int], "
+                "weight: Tensor | None = None, bias: Tensor | None = None, eps: float = 1e-05) -> Tensor"),
+        nb::arg("input"), nb::arg("normalized_shape"), nb::arg("weight") = nb::none(),
         nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5);
   m.def("mse_loss",
         [](const Tensor& input, const Tensor& target, const std::string& reduction) {
@@ -91,11 +94,23 @@ void register_nn_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         },
         nb::arg("input"), nb::arg("target"), nb::arg("weight") = nb::none(), nb::arg("ignore_index") = -100,
         nb::arg("reduction") = "mean", nb::arg("label_smoothing") = 0.0);
-  m.def("conv2d", &conv2d_impl, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
+  m.def("conv2d", &conv2d_impl,
+        nb::sig("def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, "
+                "stride: int | tuple[int, ...] | list[int] = 1, padding: int | tuple[int, ...] | list[int] | str = 0, "
+                "dilation: int | tuple[int, ...] | list[int] = 1, groups: int = 1) -> Tensor"),
+        nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(),
         nb::arg("stride") = 1, nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("groups") = 1);
-  m.def("max_pool2d", &max_pool2d_impl, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(),
+  m.def("max_pool2d", &max_pool2d_impl,
+        nb::sig("def max_pool2d(input: Tensor, kernel_size: int | tuple[int, ...] | list[int], "
+                "stride: int | tuple[int, ...] | list[int] | None = None, padding: int | tuple[int, ...] | list[int] = 0, "
+                "dilation: int | tuple[int, ...] | list[int] = 1, ceil_mode: bool = False) -> Tensor"),
+        nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(),
         nb::arg("padding") = 0, nb::arg("dilation") = 1, nb::arg("ceil_mode") = false);
-  m.def("avg_pool2d", &avg_pool2d_impl, nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(),
+  m.def("avg_pool2d", &avg_pool2d_impl,
+        nb::sig("def avg_pool2d(input: Tensor, kernel_size: int | tuple[int, ...] | list[int], "
+                "stride: int | tuple[int, ...] | list[int] | None = None, padding: int | tuple[int, ...] | list[int] = 0, "
+                "ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor"),
+        nb::arg("input"), nb::arg("kernel_size"), nb::arg("stride") = nb::none(),
         nb::arg("padding") = 0, nb::arg("ceil_mode") = false, nb::arg("count_include_pad") = true,
         nb::arg("divisor_override") = nb::none());
 }

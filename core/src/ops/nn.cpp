@@ -12,6 +12,9 @@
 #include "ops.h"
 
 namespace tessera::ops {
+
+const Operator& op_nll_loss_smoothed();  // below; cross_entropy calls it
+
 namespace {
 
 using V = IValue;
@@ -384,7 +387,7 @@ void cross_entropy_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
     } else {
       const IValue args[] = {V::of(logp), V::of(target), has_w ? V::of(*w.tensor) : V::none(), V::of(rs),
                              V::of(ignore_index), V::of(eps)};
-      f.outputs[0] = call(D().get("_nll_loss_smoothed"), args);
+      f.outputs[0] = call(op_nll_loss_smoothed(), args);
     }
     return;
   }
