@@ -170,3 +170,24 @@ TEST(OpsNn, PoolingKnownValuesAndErrors) {
   expect_error<ValueError>([&] { max_pool2d(x, {5}); }, "max_pool2d: output size is too small");
   expect_error<TypeError>([&] { avg_pool2d(x.to(kLong), {2}); }, "avg_pool2d: expected a floating input");
 }
+
+TEST(OpsNn, CrossEntropyWithClassProbabilities) {
+  // -sum_c p[c] * log_softmax(x)[c] per sample; 'mean' divides by the samples.
+  const Tensor x = tensor({0.5, 1.5, -1.0, 2.0, 0.0, 1.0}).view({2, 3});
+  const Tensor p = tensor({0.2, 0.3, 0.5, 1.0, 0.0, 0.0}).view({2, 3});
+  const auto l = log_softmax(x, 1).to_vector<double>(), pv = p.to_vector<double>();
+  double s[2] = {0, 0};
+  for (int n = 0; n < 2; ++n)
+    for (int c = 0; c < 3; ++c) s[n] -= pv[n * 3 + c] * l[n * 3 + c];
+  expect_near(cross_entropy(x, p, std::nullopt, "none").to_vector<double>(), {s[0], s[1]}, 1e-12);
+  EXPECT_NEAR(cross_entropy(x, p).item<double>(), (s[0] + s[1]) / 2, 1e-12);
+  EXPECT_NEAR(cross_entropy(x, p, std::nullopt, "sum").item<double>(), s[0] + s[1], 1e-12);
+}
+
+TEST(OpsNn, LayerNormHalfComputesInFloat) {
+  const Tensor x = tensor({1000.0, 1001.0, 1002.0, 1003.0}).view({1, 4});
+  // float16 keeps these exactly; the normalized values are +-1.342, +-0.447.
+  const auto y = layer_norm(x.to(kHalf), {4}).to_vector<double>();
+  const double sd = std::sqrt(1.25 + 1e-5);
+  expect_near(y, {-1.5 / sd, -0.5 / sd, 0.5 / sd, 1.5 / sd}, 2e-3);
+}
