@@ -3,6 +3,45 @@
 
 namespace tessera::meta_cases {
 
-void add_nn_cases(CaseMap&) {}
+void add_nn_cases(CaseMap& c) {
+  using T = std::vector<Tensor>;
+  c["softmax"] = {[](Device d) { return T{softmax(ones({2, 3}, on(d)), -1)}; },
+                  [](Device d) { return T{softmax(ones({2, 3, 4}, on(d, kHalf)), 1)}; },
+                  [](Device d) { return T{ones({4}, on(d, kInt)).softmax(0, kDouble)}; },
+                  [](Device d) { return T{softmax(ones({}, on(d)), 0)}; }};
+  c["log_softmax"] = {[](Device d) { return T{log_softmax(ones({2, 3}, on(d, kBFloat16)), 0)}; },
+                      [](Device d) { return T{ones({0, 3}, on(d)).log_softmax(-1, kDouble)}; }};
+  c["layer_norm"] = {[](Device d) { return T{layer_norm(ones({2, 3, 4}, on(d)), {3, 4})}; },
+                     [](Device d) {
+                       return T{layer_norm(ones({2, 4}, on(d, kDouble)), {4}, ones({4}, on(d, kDouble)),
+                                           ones({4}, on(d, kDouble)), 1e-3)};
+                     }};
+  c["mse_loss"] = {[](Device d) { return T{mse_loss(ones({2, 3}, on(d)), ones({3}, on(d)))}; },
+                   [](Device d) { return T{mse_loss(ones({2, 3}, on(d, kHalf)), ones({2, 3}, on(d, kHalf)), "none")}; },
+                   [](Device d) { return T{mse_loss(ones({4}, on(d, kDouble)), ones({4}, on(d, kDouble)), "sum")}; }};
+  c["nll_loss"] = {[](Device d) { return T{nll_loss(ones({3, 4}, on(d)), ones({3}, on(d, kLong)))}; },
+                   [](Device d) {
+                     return T{nll_loss(ones({2, 4, 5}, on(d, kDouble)), ones({2, 5}, on(d, kLong)),
+                                       ones({4}, on(d, kDouble)), "none")};
+                   },
+                   [](Device d) { return T{nll_loss(ones({4}, on(d)), ones({}, on(d, kLong)), std::nullopt, "sum")}; }};
+  c["_nll_loss_smoothed"] = {[](Device d) {
+    return T{cross_entropy(ones({3, 4}, on(d)), ones({3}, on(d, kLong)), std::nullopt, "none", -100, 0.1)};
+  }};
+  c["cross_entropy"] = {
+      [](Device d) { return T{cross_entropy(ones({3, 4}, on(d)), ones({3}, on(d, kLong)))}; },
+      [](Device d) { return T{cross_entropy(ones({3, 4, 2}, on(d)), ones({3, 4, 2}, on(d)), std::nullopt, "none")}; }};
+  c["conv2d"] = {[](Device d) { return T{conv2d(ones({2, 4, 7, 6}, on(d)), ones({6, 2, 3, 3}, on(d)), ones({6}, on(d)),
+                                                {2, 1}, {1, 0}, {1, 2}, 2)}; },
+                 [](Device d) { return T{conv2d(ones({3, 5, 5}, on(d, kHalf)), ones({2, 3, 2, 2}, on(d, kHalf)))}; },
+                 [](Device d) {
+                   return T{conv2d(ones({1, 1, 5, 4}, on(d, kDouble)), ones({1, 1, 2, 3}, on(d, kDouble)), std::nullopt,
+                                   {1}, "same")};
+                 }};
+  c["max_pool2d"] = {[](Device d) { return T{max_pool2d(ones({2, 3, 7, 7}, on(d)), {3, 3}, {2, 2}, {1, 1}, {1}, true)}; },
+                     [](Device d) { return T{max_pool2d(ones({3, 4, 5}, on(d, kInt)), {2})}; }};
+  c["avg_pool2d"] = {[](Device d) { return T{avg_pool2d(ones({2, 3, 7, 7}, on(d)), {3, 2}, {2}, {1}, true, false)}; },
+                     [](Device d) { return T{avg_pool2d(ones({3, 4, 5}, on(d, kBFloat16)), {2}, {}, {1}, false, true, 3)}; }};
+}
 
 }  // namespace tessera::meta_cases

@@ -1,0 +1,276 @@
+// conv2d (im2col + OpenBLAS GEMM) and max_pool2d / avg_pool2d (docs/ops/nn.md).
+//
+// conv2d: per image and group, the input patches are unrolled into a
+// [C/g * kH * kW, Ho * Wo] matrix (zeros where a tap falls in the padding), and
+// out[g] = weight[g] @ cols + bias by sgemm/dgemm. A dense 1x1, stride-1,
+// unpadded convolution skips the unrolling (the image already is that matrix).
+// Images are spread over OpenMP threads (each with its own buffer); a single
+// image leaves the threads to OpenBLAS. float16/bfloat16 compute in float32.
+#include "common.hpp"
+#include "convert.hpp"
+#include "nn_kernels.hpp"
+#include "parallel.hpp"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tessera::cpu::nn {
+namespace {
+
+template <typename T>
+using acc_float_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+inline void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                 int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f, c,
+              static_cast<int>(ldc));
+}
+inline void gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
+                 double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+              static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0, c,
+              static_cast<int>(ldc));
+}
+
+const int64_t* int_list(const TsrKernelCall& call, size_t i, const char* name, size_t want) {
+  const TsrValue& v = arg(call, i, name);
+  if (v.tag != TSR_VALUE_INT_LIST || v.as.int_list.size != want)
+    invalid(std::string("argument '") + name + "' must be a list of " + std::to_string(want) + " ints");
+  return v.as.int_list.data;
+}
+
+// The [N, C, H, W] view of a 3-D or 4-D tensor (N = 1 for 3-D).
+struct Img {
+  int64_t N, C, H, W, sN, sC, sH, sW;
+};
+Img img_of(const DLTensor& t, const char* name) {
+  if (t.ndim == 4) return {t.shape[0], t.shape[1], t.shape[2], t.shape[3], t.strides[0], t.strides[1], t.strides[2], t.strides[3]};
+  if (t.ndim == 3) return {1, t.shape[0], t.shape[1], t.shape[2], 0, t.strides[0], t.strides[1], t.strides[2]};
+  invalid(std::string("'") + name + "' must be 3-D or 4-D, got shape " + shape_text(t));
+}
+
+template <typename T>
+void conv2d_typed(const DLTensor& x, const DLTensor& w, const DLTensor* b, const int64_t* p, int64_t groups,
+                  DLTensor& out) {
+  using P = acc_float_t<T>;
+  const Img in = img_of(x, "input"), o = img_of(out, "out");
+  const int64_t sh = p[0], sw = p[1], ph = p[2], pw = p[3], dh = p[4], dw = p[5];
+  const int64_t O = w.shape[0], Cg = w.shape[1], kH = w.shape[2], kW = w.shape[3];
+  const int64_t Og = O / groups, K = Cg * kH * kW, L = o.H * o.W;
+  if (in.N != o.N || o.C != O || Cg * groups != in.C || O % groups != 0) invalid("conv2d: inconsistent shapes");
+  if (K > INT_MAX || L > INT_MAX || O > INT_MAX) invalid("conv2d: sizes exceed BLAS's int range");
+  // Weight as a dense [O, K] matrix of P.
+  std::vector<P> wbuf(static_cast<size_t>(O * K));
+  const T* wp = reinterpret_cast<const T*>(data_ptr(w));
+  for (int64_t oc = 0; oc < O; ++oc)
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t i = 0; i < kH; ++i)
+        for (int64_t j = 0; j < kW; ++j)
+          wbuf[((oc * Cg + c) * kH + i) * kW + j] =
+              static_cast<P>(static_cast<compute_t<T>>(wp[oc * w.strides[0] + c * w.strides[1] + i * w.strides[2] + j * w.strides[3]]));
+  std::vector<P> bias(static_cast<size_t>(O), P(0));
+  if (b) {
+    const T* bp = reinterpret_cast<const T*>(data_ptr(*b));
+    for (int64_t oc = 0; oc < O; ++oc) bias[oc] = static_cast<P>(static_cast<compute_t<T>>(bp[oc * b->strides[0]]));
+  }
+  const T* xp = reinterpret_cast<const T*>(data_ptr(x));
+  T* op = reinterpret_cast<T*>(data_ptr(out));
+  // A dense 1x1 convolution reads the image as the [C, H*W] matrix itself.
+  const bool direct = std::is_same_v<T, P> && kH == 1 && kW == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0 &&
+                      in.sW == 1 && in.sH == in.W && in.sC == in.H * in.W;
+  auto image = [&](int64_t n, std::vector<P>& cols, std::vector<P>& acc) {
+    P* dst = std::is_same_v<T, P> ? reinterpret_cast<P*>(op + n * O * L) : acc.data();
+    for (int64_t oc = 0; oc < O; ++oc) std::fill(dst + oc * L, dst + (oc + 1) * L, bias[oc]);
+    if (K > 0) {  // K = 0 (no input channels): the output is the bias
+      for (int64_t g = 0; g < groups; ++g) {
+        const T* xg = xp + n * in.sN + g * Cg * in.sC;
+        const P* colp;
+        if (direct) {
+          colp = reinterpret_cast<const P*>(xg);
+        } else {
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t i = 0; i < kH; ++i)
+              for (int64_t j = 0; j < kW; ++j) {
+                P* row = cols.data() + ((c * kH + i) * kW + j) * L;
+                for (int64_t oh = 0; oh < o.H; ++oh) {
+                  const int64_t ih = oh * sh - ph + i * dh;
+                  P* r = row + oh * o.W;
+                  if (ih < 0 || ih >= in.H) {
+                    std::fill(r, r + o.W, P(0));
+                    continue;
+                  }
+                  const T* src = xg + c * in.sC + ih * in.sH;
+                  for (int64_t ow = 0; ow < o.W; ++ow) {
+                    const int64_t iw = ow * sw - pw + j * dw;
+                    r[ow] = (iw >= 0 && iw < in.W) ? static_cast<P>(static_cast<compute_t<T>>(src[iw * in.sW])) : P(0);
+                  }
+                }
+              }
+          colp = cols.data();
+        }
+        gemm(Og, L, K, wbuf.data() + g * Og * K, K, colp, L, dst + g * Og * L, L);
+      }
+    }
+    if constexpr (!std::is_same_v<T, P>) {
+      T* on = op + n * O * L;
+      for (int64_t i = 0; i < O * L; ++i) on[i] = convert<T>(dst[i]);
+    }
+  };
+  auto run = [&](int64_t n0, int64_t n1) {
+    std::vector<P> cols(direct ? 0 : static_cast<size_t>(K * L));
+    std::vector<P> acc(std::is_same_v<T, P> ? 0 : static_cast<size_t>(O * L));
+    for (int64_t n = n0; n < n1; ++n) image(n, cols, acc);
+  };
+  if (in.N >= 2) {
+    parallel_for(in.N, 1, run);
+  } else {
+    run(0, in.N);
+  }
+}
+
+}  // namespace
+
+void conv2d_kernel(const TsrKernelCall& call) {
+  const DLTensor& x = tensor_arg(call, 0, "input", call.dtype);
+  const DLTensor& w = tensor_arg(call, 1, "weight", call.dtype);
+  const DLTensor* b = arg(call, 2, "bias").tag == TSR_VALUE_NONE ? nullptr : &tensor_arg(call, 2, "bias", call.dtype);
+  const int64_t* p = int_list(call, 3, "params", 6);
+  const TsrValue& gv = arg(call, 4, "groups");
+  if (gv.tag != TSR_VALUE_INT || gv.as.i <= 0) invalid("groups must be a positive int");
+  DLTensor& out = output(call, 0, call.dtype);
+  if (w.ndim != 4 || x.ndim != out.ndim) invalid("conv2d: weight must be 4-D and out of the input's rank");
+  if (b && (b->ndim != 1 || b->shape[0] != w.shape[0])) invalid("conv2d: bias must have out_channels elements");
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("conv2d needs a floating dtype");
+    } else {
+      conv2d_typed<T>(x, w, b, p, gv.as.i, out);
+    }
+  });
+}
+
+// ---- pooling ----
+
+namespace {
+
+struct Pool {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw;
+};
+
+// Calls f(plane, oh, in_plane_ptr, out_row_ptr) over every output row, in parallel.
+template <typename T, typename F>
+void for_rows(const DLTensor& x, DLTensor& out, const F& f) {
+  const Img in = img_of(x, "self"), o = img_of(out, "out");
+  if (in.N != o.N || in.C != o.C) invalid("pooling: input and output planes differ");
+  const T* xp = reinterpret_cast<const T*>(data_ptr(x));
+  T* op = reinterpret_cast<T*>(data_ptr(out));
+  const int64_t rows = o.N * o.C * o.H;
+  parallel_for(rows, std::max<int64_t>(1, kGrainExpensive / std::max<int64_t>(1, o.W)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t plane = r / o.H, oh = r % o.H;
+      const int64_t n = plane / o.C, c = plane % o.C;
+      f(in, o, oh, xp + n * in.sN + c * in.sC, op + r * o.W);
+    }
+  });
+}
+
+template <typename T>
+void max_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p) {
+  using C = compute_t<T>;
+  for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
+    const int64_t h0 = oh * p.sh - p.ph;
+    for (int64_t ow = 0; ow < o.W; ++ow) {
+      const int64_t w0 = ow * p.sw - p.pw;
+      C m = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+      for (int64_t i = 0; i < p.kh; ++i) {
+        const int64_t ih = h0 + i * p.dh;
+        if (ih < 0 || ih >= in.H) continue;
+        for (int64_t j = 0; j < p.kw; ++j) {
+          const int64_t iw = w0 + j * p.dw;
+          if (iw < 0 || iw >= in.W) continue;
+          const C v = static_cast<C>(src[ih * in.sH + iw * in.sW]);
+          if constexpr (kIsFloating<T>) {
+            if (v > m || std::isnan(v)) m = v;  // NaN wins, as in PyTorch
+          } else {
+            m = v > m ? v : m;
+          }
+        }
+      }
+      dst[ow] = convert<T>(m);
+    }
+  });
+}
+
+template <typename T>
+void avg_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p, bool include_pad, int64_t divisor) {
+  using A = acc_float_t<T>;
+  for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
+    int64_t h0 = oh * p.sh - p.ph;
+    int64_t h1 = std::min(h0 + p.kh, in.H + p.ph);
+    const int64_t hpad = h1 - h0;
+    h0 = std::max<int64_t>(h0, 0);
+    h1 = std::min(h1, in.H);
+    for (int64_t ow = 0; ow < o.W; ++ow) {
+      int64_t w0 = ow * p.sw - p.pw;
+      int64_t w1 = std::min(w0 + p.kw, in.W + p.pw);
+      const int64_t pool = hpad * (w1 - w0);
+      w0 = std::max<int64_t>(w0, 0);
+      w1 = std::min(w1, in.W);
+      A s = 0;
+      for (int64_t ih = h0; ih < h1; ++ih)
+        for (int64_t iw = w0; iw < w1; ++iw) s += static_cast<A>(static_cast<compute_t<T>>(src[ih * in.sH + iw * in.sW]));
+      const int64_t div = divisor != 0 ? divisor : include_pad ? pool : (h1 - h0) * (w1 - w0);
+      dst[ow] = convert<T>(s / static_cast<A>(div));
+    }
+  });
+}
+
+Pool pool_params(const TsrKernelCall& call) {
+  const int64_t* v = int_list(call, 1, "params", 8);
+  const Pool p{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
+  if (p.kh <= 0 || p.kw <= 0 || p.sh <= 0 || p.sw <= 0 || p.dh <= 0 || p.dw <= 0 || p.ph < 0 || p.pw < 0)
+    invalid("pooling: kernel_size, stride and dilation must be positive and padding non-negative");
+  return p;
+}
+
+}  // namespace
+
+void max_pool2d_kernel(const TsrKernelCall& call) {
+  const DLTensor& x = tensor_arg(call, 0, "self", call.dtype);
+  DLTensor& out = output(call, 0, call.dtype);
+  const Pool p = pool_params(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("max_pool2d is not defined for bool tensors");
+    } else {
+      max_pool_typed<T>(x, out, p);
+    }
+  });
+}
+
+void avg_pool2d_kernel(const TsrKernelCall& call) {
+  const DLTensor& x = tensor_arg(call, 0, "self", call.dtype);
+  DLTensor& out = output(call, 0, call.dtype);
+  const Pool p = pool_params(call);
+  const TsrValue& inc = arg(call, 2, "count_include_pad");
+  const TsrValue& dv = arg(call, 3, "divisor_override");
+  if (inc.tag != TSR_VALUE_BOOL || dv.tag != TSR_VALUE_INT) invalid("avg_pool2d: bad count_include_pad or divisor");
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("avg_pool2d needs a floating dtype");
+    } else {
+      avg_pool_typed<T>(x, out, p, inc.as.b != 0, dv.as.i);
+    }
+  });
+}
+
+}  // namespace tessera::cpu::nn

@@ -1,0 +1,12 @@
+// Kernel bodies of the nn ops that live in nn_conv.cpp (registered by nn.cpp).
+#pragma once
+
+#include <tessera/abi.h>
+
+namespace tessera::cpu::nn {
+
+void conv2d_kernel(const TsrKernelCall& call);
+void max_pool2d_kernel(const TsrKernelCall& call);
+void avg_pool2d_kernel(const TsrKernelCall& call);
+
+}  // namespace tessera::cpu::nn
