@@ -254,3 +254,20 @@ def test_vectorized_math_accuracy_float64(op):
     err = _ulps(got, want, np.float64)
     assert np.nanmax(err) <= 4, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
     assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["floor", "ceil", "round", "trunc"])
+def test_rounding_is_exact_over_the_whole_range(op, dtype):
+    # Halves, values near 2^mantissa and beyond, signed zeros: bit-exact with NumPy, sign of zero included.
+    rng = np.random.default_rng(1)
+    info = np.finfo(dtype)
+    x = np.ldexp(rng.uniform(-1, 1, 20000), rng.integers(-30, info.nmant + 3, 20000)).astype(dtype)
+    halves = (np.arange(-40, 40) + 0.5).astype(dtype)
+    big = np.asarray([2.0 ** info.nmant - 0.5, -(2.0 ** info.nmant) + 0.5, 2.0 ** info.nmant + 1, 3e4], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([x, halves, big.astype(dtype), np.asarray([0.0, -0.0, -0.3, 0.3, np.inf, -np.inf, np.nan], dtype)])
+    want = {"floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc}[op](x)
+    got = np.from_dlpack(getattr(tessera, op)(to_t(x)))
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))

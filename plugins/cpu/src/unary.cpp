@@ -73,14 +73,15 @@ TSR_FLOAT_OP(Tanh, kGrainVec, vm::tanh(x))
 TSR_FLOAT_OP(Sigmoid, kGrainVec, vm::sigmoid(x))
 TSR_FLOAT_OP(Silu, kGrainVec, x* vm::sigmoid(x))
 TSR_FLOAT_OP(Erf, kGrainExpensive, std::erf(x))
-TSR_FLOAT_OP(GeluErf, kGrainExpensive, C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440))))
+// x Phi(x) = 0.5 x erfc(-x / sqrt 2): unlike 1 + erf(x / sqrt 2), no cancellation for x << 0.
+TSR_FLOAT_OP(GeluErf, kGrainExpensive, C(0.5) * x * std::erfc(x * C(-0.70710678118654752440)))
 // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 TSR_FLOAT_OP(GeluTanh, kGrainVec,
              C(0.5) * x * (C(1) + vm::tanh(C(0.79788456080286535588) * (x + C(0.044715) * x * x * x))))
-TSR_FLOAT_OP(Floor, kGrainExpensive, std::floor(x))
-TSR_FLOAT_OP(Ceil, kGrainExpensive, std::ceil(x))
-TSR_FLOAT_OP(Round, kGrainExpensive, std::nearbyint(x))  // the default rounding mode: halves to even
-TSR_FLOAT_OP(Trunc, kGrainExpensive, std::trunc(x))
+TSR_FLOAT_OP(Floor, kGrain, vm::floor(x))
+TSR_FLOAT_OP(Ceil, kGrain, vm::ceil(x))
+TSR_FLOAT_OP(Round, kGrain, vm::round_even(x))
+TSR_FLOAT_OP(Trunc, kGrain, vm::trunc(x))
 #undef TSR_FLOAT_OP
 
 template <typename Op, typename T>

@@ -1,4 +1,4 @@
-// Branch-free float32/float64 exp, expm1, log, tanh and sigmoid for the unary
+// Branch-free float32/float64 exp, expm1, log, tanh, sigmoid and rounding for the unary
 // kernels. Every function is straight-line code (bitwise selects instead of
 // branches, bit casts through memcpy, std::fma), so GCC vectorizes loops calling
 // them with AVX2/FMA; std::exp and friends are opaque calls that never vectorize.
@@ -241,6 +241,33 @@ TSR_VM_INLINE T sigmoid(T x) {
   const T e = exp(-std::fabs(x));
   const T r = T(1) / (T(1) + e);
   return select(x >= T(0), r, e * r);  // NaN: e is NaN, so is e * r
+}
+
+// Rounding without libm calls (GCC only inlines floor & co. under
+// -fno-trapping-math): adding and subtracting 2^mant rounds |x| < 2^mant to an
+// integer in the default rounding mode, halves to even; larger |x|, inf and
+// NaN are already integral (or NaN) and pass through. Results keep x's sign,
+// as the C functions do (ceil(-0.5) = -0.0).
+template <typename T>
+TSR_VM_INLINE T round_even(T x) {
+  constexpr T kBig = T(1) / std::numeric_limits<T>::epsilon();  // 2^23 or 2^52
+  const T a = std::fabs(x);
+  return select(a < kBig, std::copysign((a + kBig) - kBig, x), x);
+}
+template <typename T>
+TSR_VM_INLINE T floor(T x) {
+  const T r = round_even(x);
+  return std::copysign(select(r > x, r - T(1), r), x);
+}
+template <typename T>
+TSR_VM_INLINE T ceil(T x) {
+  const T r = round_even(x);
+  return std::copysign(select(r < x, r + T(1), r), x);
+}
+template <typename T>
+TSR_VM_INLINE T trunc(T x) {
+  const T r = round_even(x);
+  return std::copysign(select(std::fabs(r) > std::fabs(x), r - std::copysign(T(1), x), r), x);
 }
 
 }  // namespace tessera::cpu::vm
