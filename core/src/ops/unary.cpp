@@ -1,5 +1,8 @@
-// Unary pointwise ops: neg, exp, relu and their in-place forms.
+// Unary pointwise ops (neg, abs, exp, log, sin, tanh, sigmoid, gelu, isnan, ...):
+// one meta rule parameterised by the op's dtype rule, the C++ API (function,
+// method, in-place and out= forms).
 #include <tessera/error.h>
+#include <tessera/tensor.h>
 
 #include "../structured.h"
 #include "ops.h"
@@ -8,29 +11,70 @@
 namespace tessera::ops {
 namespace {
 
-enum class Unary { Neg, Exp, Relu };
+// How an op maps its input dtype to the compute and result dtype (PyTorch's).
+enum class Rule {
+  Float,     // floating ops: bool and integers compute in float32
+  Numeric,   // same dtype, bool refused (neg, abs, relu)
+  Sign,      // same dtype, bool included
+  Square,    // same dtype; bool -> int64 (PyTorch: pow(bool, 2))
+  Rounding,  // floor/ceil/round/trunc: same dtype (identity on integers), bool refused
+  ToBool,    // logical_not, isnan, isinf, isfinite: bool result, input kept as is
+  Bitwise,   // bitwise_not: bool and integers only
+};
 
-template <Unary K, bool InPlace>
+// Extra arguments the kernel gets after self.
+enum class Extra { None, Gelu, Softplus };
+
+[[noreturn, gnu::cold]] void refuse(const StructuredCall& c, const char* why) {
+  throw TypeError(detail::str(c.op().name(), ": ", why, " (got a ", dtype_name(c.tensor_arg(0).scalar_type()),
+                              " tensor)"));
+}
+
+template <Rule R, Extra E, bool InPlace>
 void unary_meta(StructuredCall& c) {
   const Tensor& a = c.tensor_arg(0);
   c.device = a.device();
-  ScalarType compute = a.scalar_type();
-  if constexpr (K == Unary::Neg) {
-    TSR_CHECK(compute != kBool, TypeError, c.op().name(),
-              ": negation of a bool tensor is not supported; use logical_not instead");
+  const ScalarType in = a.scalar_type();
+  ScalarType compute = in;   // the dtype the kernel runs in (its dispatch dtype)
+  ScalarType result = in;    // the dtype of the output
+  if constexpr (R == Rule::Float) {
+    if (!is_floating_type(in)) compute = result = kDefaultFloat;
+  } else if constexpr (R == Rule::Numeric || R == Rule::Rounding) {
+    if (in == kBool) {
+      if (c.op().name().substr(0, 3) == "neg") refuse(c, "negation of a bool tensor is not supported; use logical_not instead");
+      refuse(c, "not supported for bool tensors");
+    }
+  } else if constexpr (R == Rule::Square) {
+    if (in == kBool) compute = result = kLong;
+  } else if constexpr (R == Rule::ToBool) {
+    result = kBool;
+  } else if constexpr (R == Rule::Bitwise) {
+    if (is_floating_type(in)) refuse(c, "only bool and integer tensors are supported");
   }
-  if constexpr (K == Unary::Relu) {
-    TSR_CHECK(compute != kBool, TypeError, c.op().name(), ": not supported for bool tensors");
+  if constexpr (E == Extra::Gelu) {
+    const IValue& mode = c.arg(1);
+    TSR_CHECK(mode.tag == IValue::Tag::String && (mode.string() == "none" || mode.string() == "tanh"), ValueError,
+              c.op().name(), ": approximate must be 'none' or 'tanh', got '",
+              mode.tag == IValue::Tag::String ? mode.string() : std::string_view("?"), "'");
+    TsrValue v{};
+    v.tag = TSR_VALUE_STRING;
+    v.as.string = mode.string() == "tanh" ? "tanh" : "none";  // static storage for the kernel
+    c.set_value(1, v);
   }
-  if constexpr (K == Unary::Exp) {
-    if (!is_floating_type(compute)) compute = kDefaultFloat;
+  if constexpr (E == Extra::Softplus) {
+    c.set_scalar(1, c.arg(1).to_scalar(), compute);
+    c.set_scalar(2, c.arg(2).to_scalar(), compute);
   }
   if constexpr (InPlace) {
-    add_inplace_output(c, a, a.sizes(), compute);
+    add_inplace_output(c, a, a.sizes(), result);
   } else {
-    c.add_output(a.sizes(), compute);
+    c.add_output_borrowed_shape(a.sizes(), result);
   }
-  c.set_tensor(0, cast_and_expand(a, compute, a.sizes()));
+  if (compute == in) {
+    c.set_tensor_borrowed(0, a);  // the common case: no cast, no reference-count traffic
+  } else {
+    c.set_tensor(0, cast_and_expand(a, compute, a.sizes()));
+  }
   c.dispatch_dtype = compute;
 }
 
@@ -38,23 +82,150 @@ Dispatcher& D() { return Dispatcher::instance(); }
 
 }  // namespace
 
-#define TSR_UNARY_OP(fn, K)                                                                                    \
-  const Operator& op_##fn() {                                                                                  \
-    static const Operator& op = D().declare_structured(#fn "(Tensor self) -> Tensor", kPointwise, &unary_meta<K, false>); \
-    return op;                                                                                                 \
-  }                                                                                                            \
-  const Operator& op_##fn##_() {                                                                               \
-    static const Operator& op =                                                                                \
-        D().declare_inplace_variant(op_##fn(), #fn "_(Tensor(a!) self) -> Tensor(a!)", &unary_meta<K, true>);   \
-    return op;                                                                                                 \
+// op_<fn>() and op_<fn>_(); ARGS / IARGS are the schemas' arguments after self.
+#define TSR_UNARY_FN(fn, R, E, ARGS)                                                                       \
+  const Operator& op_##fn() {                                                                             \
+    static const Operator& op =                                                                           \
+        D().declare_structured(#fn "(Tensor self" ARGS ") -> Tensor", kPointwise, &unary_meta<R, E, false>); \
+    return op;                                                                                            \
   }
-TSR_UNARY_OP(neg, Unary::Neg)
-TSR_UNARY_OP(exp, Unary::Exp)
-TSR_UNARY_OP(relu, Unary::Relu)
+#define TSR_UNARY_OP(fn, R, E, ARGS)                                                                       \
+  TSR_UNARY_FN(fn, R, E, ARGS)                                                                            \
+  const Operator& op_##fn##_() {                                                                          \
+    static const Operator& op = D().declare_inplace_variant(                                              \
+        op_##fn(), #fn "_(Tensor(a!) self" ARGS ") -> Tensor(a!)", &unary_meta<R, E, true>);              \
+    return op;                                                                                            \
+  }
+
+TSR_UNARY_OP(neg, Rule::Numeric, Extra::None, "")
+TSR_UNARY_OP(exp, Rule::Float, Extra::None, "")
+TSR_UNARY_OP(relu, Rule::Numeric, Extra::None, "")
+
+namespace {
+#define TSR_UNARY_LIST(X)                                                         \
+  X(abs, Rule::Numeric, Extra::None, "")                                          \
+  X(sign, Rule::Sign, Extra::None, "")                                            \
+  X(exp2, Rule::Float, Extra::None, "")                                           \
+  X(expm1, Rule::Float, Extra::None, "")                                          \
+  X(log, Rule::Float, Extra::None, "")                                            \
+  X(log2, Rule::Float, Extra::None, "")                                           \
+  X(log10, Rule::Float, Extra::None, "")                                          \
+  X(log1p, Rule::Float, Extra::None, "")                                          \
+  X(sqrt, Rule::Float, Extra::None, "")                                           \
+  X(rsqrt, Rule::Float, Extra::None, "")                                          \
+  X(reciprocal, Rule::Float, Extra::None, "")                                     \
+  X(square, Rule::Square, Extra::None, "")                                        \
+  X(sin, Rule::Float, Extra::None, "")                                            \
+  X(cos, Rule::Float, Extra::None, "")                                            \
+  X(tan, Rule::Float, Extra::None, "")                                            \
+  X(asin, Rule::Float, Extra::None, "")                                           \
+  X(acos, Rule::Float, Extra::None, "")                                           \
+  X(atan, Rule::Float, Extra::None, "")                                           \
+  X(sinh, Rule::Float, Extra::None, "")                                           \
+  X(cosh, Rule::Float, Extra::None, "")                                           \
+  X(tanh, Rule::Float, Extra::None, "")                                           \
+  X(sigmoid, Rule::Float, Extra::None, "")                                        \
+  X(gelu, Rule::Float, Extra::Gelu, ", *, str approximate='none'")                \
+  X(silu, Rule::Float, Extra::None, "")                                           \
+  X(softplus, Rule::Float, Extra::Softplus, ", Scalar beta=1, Scalar threshold=20") \
+  X(erf, Rule::Float, Extra::None, "")                                            \
+  X(floor, Rule::Rounding, Extra::None, "")                                       \
+  X(ceil, Rule::Rounding, Extra::None, "")                                        \
+  X(round, Rule::Rounding, Extra::None, "")                                       \
+  X(trunc, Rule::Rounding, Extra::None, "")                                       \
+  X(logical_not, Rule::ToBool, Extra::None, "")                                   \
+  X(bitwise_not, Rule::Bitwise, Extra::None, "")
+#define TSR_PREDICATE_LIST(X)                \
+  X(isnan, Rule::ToBool, Extra::None, "")    \
+  X(isinf, Rule::ToBool, Extra::None, "")    \
+  X(isfinite, Rule::ToBool, Extra::None, "")
+
+TSR_UNARY_LIST(TSR_UNARY_OP)
+TSR_PREDICATE_LIST(TSR_UNARY_FN)
+}  // namespace
 #undef TSR_UNARY_OP
+#undef TSR_UNARY_FN
 
 void declare_unary_ops() {
   for (auto f : {&op_neg, &op_neg_, &op_exp, &op_exp_, &op_relu, &op_relu_}) f();
+#define TSR_DECLARE_BOTH(fn, R, E, A) \
+  op_##fn();                          \
+  op_##fn##_();
+#define TSR_DECLARE_ONE(fn, R, E, A) op_##fn();
+  TSR_UNARY_LIST(TSR_DECLARE_BOTH)
+  TSR_PREDICATE_LIST(TSR_DECLARE_ONE)
+#undef TSR_DECLARE_BOTH
+#undef TSR_DECLARE_ONE
 }
 
 }  // namespace tessera::ops
+
+// ---- C++ API ----
+namespace tessera {
+namespace {
+using V = IValue;
+
+Tensor& run_inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
+  IValue args[4];
+  args[0] = V::of(self);
+  int n = 1;
+  for (const IValue& v : rest) args[n++] = v;
+  Tensor out;
+  Frame frame{args, n, &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return self;
+}
+}  // namespace
+
+// neg, exp and relu have their function and method forms in tensor.cpp.
+Tensor& neg_out(Tensor& out, const Tensor& self) { return ops::assign_out("neg_out", neg(self), out); }
+Tensor& exp_out(Tensor& out, const Tensor& self) { return ops::assign_out("exp_out", exp(self), out); }
+Tensor& relu_out(Tensor& out, const Tensor& self) { return ops::assign_out("relu_out", relu(self), out); }
+
+#define TSR_UNARY_API(fn, R, E, A)                                                                       \
+  Tensor fn(const Tensor& self) { return ops::call(ops::op_##fn(), {V::of(self)}); }                   \
+  Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::assign_out(#fn "_out", fn(self), out); } \
+  Tensor Tensor::fn() const { return tessera::fn(*this); }
+#define TSR_UNARY_INPLACE_API(fn, R, E, A) \
+  Tensor& Tensor::fn##_() { return run_inplace(*this, ops::op_##fn##_(), {}); }
+
+#define TSR_PLAIN_LIST(X)                                                                                    \
+  X(abs, , , ) X(sign, , , ) X(exp2, , , ) X(expm1, , , ) X(log, , , ) X(log2, , , ) X(log10, , , )              \
+  X(log1p, , , ) X(sqrt, , , ) X(rsqrt, , , ) X(reciprocal, , , ) X(square, , , ) X(sin, , , ) X(cos, , , )       \
+  X(tan, , , ) X(asin, , , ) X(acos, , , ) X(atan, , , ) X(sinh, , , ) X(cosh, , , ) X(tanh, , , )               \
+  X(sigmoid, , , ) X(silu, , , ) X(erf, , , ) X(floor, , , ) X(ceil, , , ) X(round, , , ) X(trunc, , , )         \
+  X(logical_not, , , ) X(bitwise_not, , , )
+TSR_PLAIN_LIST(TSR_UNARY_API)
+TSR_PLAIN_LIST(TSR_UNARY_INPLACE_API)
+TSR_UNARY_API(isnan, , , )
+TSR_UNARY_API(isinf, , , )
+TSR_UNARY_API(isfinite, , , )
+#undef TSR_PLAIN_LIST
+#undef TSR_UNARY_API
+#undef TSR_UNARY_INPLACE_API
+
+Tensor gelu(const Tensor& self, std::string_view approximate) {
+  return ops::call(ops::op_gelu(), {V::of(self), V::of(approximate)});
+}
+Tensor& gelu_out(Tensor& out, const Tensor& self, std::string_view approximate) {
+  return ops::assign_out("gelu_out", gelu(self, approximate), out);
+}
+Tensor Tensor::gelu(std::string_view approximate) const { return tessera::gelu(*this, approximate); }
+Tensor& Tensor::gelu_(std::string_view approximate) {
+  return run_inplace(*this, ops::op_gelu_(), {V::of(approximate)});
+}
+
+Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return ops::call(ops::op_softplus(), {V::of(self), V::of(beta), V::of(threshold)});
+}
+Tensor& softplus_out(Tensor& out, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
+  return ops::assign_out("softplus_out", softplus(self, beta, threshold), out);
+}
+Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
+  return tessera::softplus(*this, beta, threshold);
+}
+Tensor& Tensor::softplus_(const Scalar& beta, const Scalar& threshold) {
+  return run_inplace(*this, ops::op_softplus_(), {V::of(beta), V::of(threshold)});
+}
+
+}  // namespace tessera

@@ -1,9 +1,17 @@
-// neg, exp, relu: out = f(self), same shape and dtype.
+// Unary pointwise kernels: out = f(self), same shape; out has the dispatch
+// dtype, except for the predicates (logical_not, isnan, isinf, isfinite) whose
+// out is bool. float16/bfloat16 compute in float32 and round once. exp, expm1,
+// log, tanh, sigmoid (and silu, gelu's tanh form) use the vectorizable
+// vec_math.hpp on float32/float64; the rest call the C library per element.
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
+#include "unary_pages.hpp"
+#include "vec_math.hpp"
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 
 namespace tessera::cpu {
 namespace {
@@ -13,18 +21,267 @@ struct Unary {
   DLTensor* out;
 };
 
-Unary unary_operands(const TsrKernelCall& call) {
+Unary unary_operands(const TsrKernelCall& call, TsrDType out_dtype) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
-  DLTensor& out = output(call, 0, call.dtype);
+  DLTensor& out = output(call, 0, out_dtype);
   check_same_shape(self, "self", out, "out");
+  advise_huge_pages(out);
   return {&self, &out};
 }
+Unary unary_operands(const TsrKernelCall& call) { return unary_operands(call, call.dtype); }
 
 // float16/bfloat16 bit patterns: sign bit and the +inf magnitude, identical
 // layout for both (sign, exponent all ones, mantissa zero).
 constexpr uint16_t kSignBit16 = 0x8000u;
 constexpr uint16_t kInfBitsHalf = 0x7c00u;
 constexpr uint16_t kInfBitsBf16 = 0x7f80u;
+template <typename T>
+constexpr uint16_t kInfBits16 = std::is_same_v<T, sdk::Half> ? kInfBitsHalf : kInfBitsBf16;
+
+// ---- floating-point ops: one struct per op, f<C>(x) for C = float, double ----
+// kGrain: elements per OpenMP thread. Vectorized ops (vec_math.hpp) take ~1 ns
+// per float32 element, so a thread pays off only for long inputs; libm calls
+// (tens of ns) split early.
+inline constexpr int64_t kGrainVec = int64_t{1} << 18;
+#define TSR_FLOAT_OP(Name, grain, expr)                  \
+  struct Name {                                          \
+    static constexpr int64_t kOpGrain = grain;             \
+    template <typename C>                                \
+    __attribute__((always_inline)) static inline C f(C x) { \
+      return expr;                                       \
+    }                                                    \
+  };
+TSR_FLOAT_OP(Exp, kGrainVec, vm::exp(x))
+TSR_FLOAT_OP(Exp2, kGrainExpensive, std::exp2(x))
+TSR_FLOAT_OP(Expm1, kGrainVec, vm::expm1(x))
+TSR_FLOAT_OP(Log, kGrainVec, vm::log(x))
+TSR_FLOAT_OP(Log2, kGrainExpensive, std::log2(x))
+TSR_FLOAT_OP(Log10, kGrainExpensive, std::log10(x))
+TSR_FLOAT_OP(Log1p, kGrainExpensive, std::log1p(x))
+TSR_FLOAT_OP(Sqrt, kGrainExpensive, std::sqrt(x))
+TSR_FLOAT_OP(Rsqrt, kGrainExpensive, C(1) / std::sqrt(x))
+TSR_FLOAT_OP(Reciprocal, kGrain, C(1) / x)
+TSR_FLOAT_OP(Sin, kGrainExpensive, std::sin(x))
+TSR_FLOAT_OP(Cos, kGrainExpensive, std::cos(x))
+TSR_FLOAT_OP(Tan, kGrainExpensive, std::tan(x))
+TSR_FLOAT_OP(Asin, kGrainExpensive, std::asin(x))
+TSR_FLOAT_OP(Acos, kGrainExpensive, std::acos(x))
+TSR_FLOAT_OP(Atan, kGrainExpensive, std::atan(x))
+TSR_FLOAT_OP(Sinh, kGrainExpensive, std::sinh(x))
+TSR_FLOAT_OP(Cosh, kGrainExpensive, std::cosh(x))
+TSR_FLOAT_OP(Tanh, kGrainVec, vm::tanh(x))
+TSR_FLOAT_OP(Sigmoid, kGrainVec, vm::sigmoid(x))
+TSR_FLOAT_OP(Silu, kGrainVec, x* vm::sigmoid(x))
+TSR_FLOAT_OP(Erf, kGrainExpensive, std::erf(x))
+// x Phi(x) = 0.5 x erfc(-x / sqrt 2): unlike 1 + erf(x / sqrt 2), no cancellation for x << 0.
+TSR_FLOAT_OP(GeluErf, kGrainExpensive, C(0.5) * x * std::erfc(x * C(-0.70710678118654752440)))
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+TSR_FLOAT_OP(GeluTanh, kGrainVec,
+             C(0.5) * x * (C(1) + vm::tanh(C(0.79788456080286535588) * (x + C(0.044715) * x * x * x))))
+TSR_FLOAT_OP(Floor, kGrain, vm::floor(x))
+TSR_FLOAT_OP(Ceil, kGrain, vm::ceil(x))
+TSR_FLOAT_OP(Round, kGrain, vm::round_even(x))
+TSR_FLOAT_OP(Trunc, kGrain, vm::trunc(x))
+#undef TSR_FLOAT_OP
+
+template <typename Op, typename T>
+void float_map(const Unary& ops) {
+  using C = compute_t<T>;
+  // Half types convert element by element: the expensive grain fits them.
+  constexpr int64_t grain = kIsHalfLike<T> ? kGrainExpensive : Op::kOpGrain;
+  unary_map<T, T>(*ops.out, *ops.self, grain,
+                  [](T x) __attribute__((always_inline)) -> T { return T(Op::template f<C>(C(x))); });
+}
+
+// Ops defined only on floating dtypes (the core promotes bool and integers).
+template <typename Op>
+void float_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("needs a floating dtype (the core promotes integer and bool inputs to float32)");
+    } else {
+      float_map<Op, T>(ops);
+    }
+  });
+}
+
+// floor, ceil, round, trunc: identity on integers.
+template <typename Op>
+void rounding_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return x; });
+    } else {
+      float_map<Op, T>(ops);
+    }
+  });
+}
+
+void gelu_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  const TsrValue& mode = arg(call, 1, "approximate");
+  if (mode.tag != TSR_VALUE_STRING || mode.as.string == nullptr ||
+      (std::strcmp(mode.as.string, "none") != 0 && std::strcmp(mode.as.string, "tanh") != 0)) {
+    invalid("approximate must be the string 'none' or 'tanh'");
+  }
+  const bool tanh_form = std::strcmp(mode.as.string, "tanh") == 0;
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("needs a floating dtype");
+    } else if (tanh_form) {
+      float_map<GeluTanh, T>(ops);
+    } else {
+      float_map<GeluErf, T>(ops);
+    }
+  });
+}
+
+// log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
+void softplus_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  const TsrValue& b = arg(call, 1, "beta");
+  const TsrValue& t = arg(call, 2, "threshold");
+  check_scalar(b, "beta");
+  check_scalar(t, "threshold");
+  const auto as_double = [](const TsrValue& v) {
+    return v.tag == TSR_VALUE_FLOAT ? v.as.f : v.tag == TSR_VALUE_INT ? static_cast<double>(v.as.i) : double(v.as.b);
+  };
+  const double beta_d = as_double(b), threshold_d = as_double(t);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("needs a floating dtype");
+    } else {
+      using C = compute_t<T>;
+      const C beta = static_cast<C>(beta_d), threshold = static_cast<C>(threshold_d);
+      unary_map<T, T>(*ops.out, *ops.self, kGrainExpensive, [beta, threshold](T v) -> T {
+        const C x = C(v);
+        const C bx = x * beta;
+        return T(bx > threshold ? x : std::log1p(vm::exp(bx)) / beta);
+      });
+    }
+  });
+}
+
+// ---- integer-aware ops ----
+
+void abs_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("abs is not defined for bool tensors");
+    } else if constexpr (std::is_unsigned_v<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return x; });
+    } else if constexpr (kIsInteger<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return x < 0 ? wrap_neg(x) : x; });
+    } else if constexpr (kIsHalfLike<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T {
+        T r;
+        r.bits = static_cast<uint16_t>(x.bits & ~kSignBit16);
+        return r;
+      });
+    } else {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return std::fabs(x); });
+    }
+  });
+}
+
+void sign_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = storage_t<T>;
+    if constexpr (std::is_same_v<T, bool>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](S x) -> S { return x != 0; });
+    } else if constexpr (kIsInteger<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return static_cast<T>((T(0) < x) - (x < T(0))); });
+    } else {
+      // +-1 for non-zero numbers; zeros (keeping their sign) and NaN pass through.
+      using C = compute_t<T>;
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T v) -> T {
+        const C x = C(v);
+        return T(x > C(0) ? C(1) : x < C(0) ? C(-1) : x);
+      });
+    }
+  });
+}
+
+void square_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("square of a bool tensor computes in int64 (the core promotes it)");
+    } else if constexpr (kIsInteger<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return wrap_mul(x, x); });
+    } else {
+      using C = compute_t<T>;
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T v) -> T { return T(C(v) * C(v)); });
+    }
+  });
+}
+
+void bitwise_not_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](uint8_t x) -> uint8_t { return x == 0; });
+    } else if constexpr (kIsInteger<T>) {
+      unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T { return static_cast<T>(~x); });
+    } else {
+      invalid("bitwise_not is only defined for bool and integer tensors");
+    }
+  });
+}
+
+// ---- bool-valued ops: out is bool, self any dtype ----
+
+enum class Pred { LogicalNot, IsNan, IsInf, IsFinite };
+
+template <Pred P>
+void predicate_kernel(const TsrKernelCall& call) {
+  const Unary ops = unary_operands(call, TSR_DTYPE_BOOL);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = storage_t<T>;
+    if constexpr (P == Pred::LogicalNot) {
+      if constexpr (kIsHalfLike<T>) {  // +-0 are the only zeros; NaN is true
+        unary_map<bool, T>(*ops.out, *ops.self, kGrain,
+                           [](T x) -> uint8_t { return (x.bits & ~kSignBit16) == 0; });
+      } else {
+        unary_map<bool, T>(*ops.out, *ops.self, kGrain, [](S x) -> uint8_t { return x == S(0); });
+      }
+    } else if constexpr (!kIsFloating<T>) {
+      constexpr uint8_t kValue = P == Pred::IsFinite ? 1 : 0;  // integers are finite numbers
+      unary_map<bool, T>(*ops.out, *ops.self, kGrain, [](S) -> uint8_t { return kValue; });
+    } else if constexpr (kIsHalfLike<T>) {
+      // Exponent all ones: inf (mantissa 0) or NaN.
+      constexpr uint16_t kInf = kInfBits16<T>;
+      unary_map<bool, T>(*ops.out, *ops.self, kGrain, [](T x) -> uint8_t {
+        const uint16_t mag = static_cast<uint16_t>(x.bits & ~kSignBit16);
+        if constexpr (P == Pred::IsNan) return mag > kInf;
+        if constexpr (P == Pred::IsInf) return mag == kInf;
+        return mag < kInf;
+      });
+    } else {
+      unary_map<bool, T>(*ops.out, *ops.self, kGrain, [](T x) -> uint8_t {
+        const T a = std::fabs(x);
+        if constexpr (P == Pred::IsNan) return x != x;
+        if constexpr (P == Pred::IsInf) return a == std::numeric_limits<T>::infinity();
+        return a <= std::numeric_limits<T>::max();  // false for inf and NaN
+      });
+    }
+  });
+}
 
 }  // namespace
 
@@ -50,18 +307,7 @@ void neg_kernel(const TsrKernelCall& call) {
   });
 }
 
-void exp_kernel(const TsrKernelCall& call) {
-  const Unary ops = unary_operands(call);
-  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!kIsFloating<T>) {
-      invalid("exp needs a floating dtype (the core promotes integer and bool inputs to float32)");
-    } else {
-      using C = compute_t<T>;
-      unary_map<T, T>(*ops.out, *ops.self, kGrainExpensive, [](T x) -> T { return T(std::exp(C(x))); });
-    }
-  });
-}
+void exp_kernel(const TsrKernelCall& call) { float_kernel<Exp>(call); }
 
 void relu_kernel(const TsrKernelCall& call) {
   const Unary ops = unary_operands(call);
@@ -72,7 +318,7 @@ void relu_kernel(const TsrKernelCall& call) {
     } else if constexpr (kIsHalfLike<T>) {
       // Negative and not NaN -> +0; everything else (NaN, -0, positives) is kept,
       // which is what `x < 0 ? 0 : x` gives in float.
-      constexpr uint16_t kInf = std::is_same_v<T, sdk::Half> ? kInfBitsHalf : kInfBitsBf16;
+      constexpr uint16_t kInf = kInfBits16<T>;
       unary_map<T, T>(*ops.out, *ops.self, kGrain, [](T x) -> T {
         const uint16_t mag = static_cast<uint16_t>(x.bits & ~kSignBit16);
         const bool negative = (x.bits & kSignBit16) != 0 && mag != 0 && mag <= kInf;
@@ -94,6 +340,41 @@ void register_unary_kernels(const sdk::Host& host) {
       {"neg", kNumericMask, &kernel_entry<&neg_kernel>},
       {"exp", kFloatMask, &kernel_entry<&exp_kernel>},
       {"relu", kNumericMask, &kernel_entry<&relu_kernel>},
+      {"abs", kNumericMask, &kernel_entry<&abs_kernel>},
+      {"sign", kAllMask, &kernel_entry<&sign_kernel>},
+      {"exp2", kFloatMask, &kernel_entry<&float_kernel<Exp2>>},
+      {"expm1", kFloatMask, &kernel_entry<&float_kernel<Expm1>>},
+      {"log", kFloatMask, &kernel_entry<&float_kernel<Log>>},
+      {"log2", kFloatMask, &kernel_entry<&float_kernel<Log2>>},
+      {"log10", kFloatMask, &kernel_entry<&float_kernel<Log10>>},
+      {"log1p", kFloatMask, &kernel_entry<&float_kernel<Log1p>>},
+      {"sqrt", kFloatMask, &kernel_entry<&float_kernel<Sqrt>>},
+      {"rsqrt", kFloatMask, &kernel_entry<&float_kernel<Rsqrt>>},
+      {"reciprocal", kFloatMask, &kernel_entry<&float_kernel<Reciprocal>>},
+      {"square", kNumericMask, &kernel_entry<&square_kernel>},
+      {"sin", kFloatMask, &kernel_entry<&float_kernel<Sin>>},
+      {"cos", kFloatMask, &kernel_entry<&float_kernel<Cos>>},
+      {"tan", kFloatMask, &kernel_entry<&float_kernel<Tan>>},
+      {"asin", kFloatMask, &kernel_entry<&float_kernel<Asin>>},
+      {"acos", kFloatMask, &kernel_entry<&float_kernel<Acos>>},
+      {"atan", kFloatMask, &kernel_entry<&float_kernel<Atan>>},
+      {"sinh", kFloatMask, &kernel_entry<&float_kernel<Sinh>>},
+      {"cosh", kFloatMask, &kernel_entry<&float_kernel<Cosh>>},
+      {"tanh", kFloatMask, &kernel_entry<&float_kernel<Tanh>>},
+      {"sigmoid", kFloatMask, &kernel_entry<&float_kernel<Sigmoid>>},
+      {"gelu", kFloatMask, &kernel_entry<&gelu_kernel>},
+      {"silu", kFloatMask, &kernel_entry<&float_kernel<Silu>>},
+      {"softplus", kFloatMask, &kernel_entry<&softplus_kernel>},
+      {"erf", kFloatMask, &kernel_entry<&float_kernel<Erf>>},
+      {"floor", kNumericMask, &kernel_entry<&rounding_kernel<Floor>>},
+      {"ceil", kNumericMask, &kernel_entry<&rounding_kernel<Ceil>>},
+      {"round", kNumericMask, &kernel_entry<&rounding_kernel<Round>>},
+      {"trunc", kNumericMask, &kernel_entry<&rounding_kernel<Trunc>>},
+      {"logical_not", kAllMask, &kernel_entry<&predicate_kernel<Pred::LogicalNot>>},
+      {"bitwise_not", kBoolMask | kIntMask, &kernel_entry<&bitwise_not_kernel>},
+      {"isnan", kAllMask, &kernel_entry<&predicate_kernel<Pred::IsNan>>},
+      {"isinf", kAllMask, &kernel_entry<&predicate_kernel<Pred::IsInf>>},
+      {"isfinite", kAllMask, &kernel_entry<&predicate_kernel<Pred::IsFinite>>},
   };
   register_kernels(host, kTable);
 }

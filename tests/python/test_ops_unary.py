@@ -1,0 +1,273 @@
+"""The unary pointwise ops against NumPy (or a NumPy reference written here):
+every dtype, 0-d and zero-size shapes, strided inputs, special values, the
+function / method / in-place / out= forms, the errors, and the accuracy of the
+vectorized exp, expm1, log, tanh and sigmoid over the whole float range."""
+import math
+
+import pytest
+
+import tessera
+from oracle import ALL_DTYPES, SETTINGS, check, strided, to_t
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("hypothesis")
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+FLOATS = [np.float16, np.float32, np.float64]
+
+
+def _erf(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    with np.errstate(over="ignore"):
+        return np.where(x * beta > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+# Floating ops: float64 references (applied to the input converted exactly to float64).
+FLOAT_OPS = {
+    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
+    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1 / np.sqrt(x), "reciprocal": lambda x: 1 / x,
+    "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+    "sinh": np.sinh, "cosh": np.cosh, "tanh": np.tanh, "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "silu": lambda x: x / (1 + np.exp(-x)), "erf": _erf, "gelu": lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+    "softplus": _softplus,
+}
+# Ops keeping the dtype (bool refused unless listed in BOOL_OK).
+SAME_OPS = {"neg": np.negative, "abs": np.abs, "sign": np.sign, "square": np.square, "relu": lambda x: np.maximum(x, 0),
+            "floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc}
+PREDICATES = {"isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite, "logical_not": np.logical_not}
+
+
+def result_dtype(dtype):
+    return np.dtype(dtype) if np.dtype(dtype).kind == "f" else np.dtype(np.float32)
+
+
+def reference(fn, a, out_dtype):
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(np.asarray(a, dtype=np.float64))).astype(out_dtype)
+
+
+def any_array(dtypes):
+    return st.sampled_from(dtypes).flatmap(lambda d: st.tuples(
+        st.just(d), hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5).flatmap(lambda s: strided(d, s))))
+
+
+@SETTINGS
+@given(any_array(ALL_DTYPES), st.sampled_from(sorted(FLOAT_OPS)))
+def test_floating_ops(case, op):
+    dtype, a = case
+    out_dtype = result_dtype(dtype)
+    got = getattr(tessera, op)(to_t(a))
+    assert got.dtype == getattr(tessera, out_dtype.name)
+    check(got, reference(FLOAT_OPS[op], a, out_dtype), out_dtype)
+    check(getattr(to_t(a), op)(), reference(FLOAT_OPS[op], a, out_dtype), out_dtype)
+
+
+@SETTINGS
+@given(any_array(ALL_DTYPES), st.sampled_from(sorted(SAME_OPS)))
+def test_dtype_preserving_ops(case, op):
+    dtype, a = case
+    t = to_t(a)
+    if np.dtype(dtype) == np.bool_ and op in ("neg", "abs", "relu", "floor", "ceil", "round", "trunc"):
+        with pytest.raises(TypeError, match=op):
+            getattr(tessera, op)(t)
+        return
+    got = getattr(tessera, op)(t)
+    if np.dtype(dtype) == np.bool_ and op == "square":
+        want = a.astype(np.int64) ** 2  # PyTorch: pow(bool, 2) is int64
+    elif np.dtype(dtype) == np.bool_ and op == "sign":
+        want = a
+    elif np.dtype(dtype).kind != "f" and op in ("floor", "ceil", "round", "trunc"):
+        want = a  # identity on integers (NumPy's floor would give float64)
+    else:
+        want = SAME_OPS[op](a)
+    assert got.dtype == getattr(tessera, np.asarray(want).dtype.name)
+    check(got, want, dtype)
+
+
+@SETTINGS
+@given(any_array(ALL_DTYPES), st.sampled_from(sorted(PREDICATES)))
+def test_bool_valued_ops(case, op):
+    dtype, a = case
+    got = getattr(tessera, op)(to_t(a))
+    assert got.dtype == tessera.bool
+    check(got, PREDICATES[op](a), np.bool_)
+
+
+@SETTINGS
+@given(any_array([d for d in ALL_DTYPES if np.dtype(d).kind != "f"]))
+def test_bitwise_not(case):
+    dtype, a = case
+    check(tessera.bitwise_not(to_t(a)), np.invert(a), dtype)
+    check(~to_t(a), np.invert(a), dtype)
+
+
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 1e-3, -1e-3, 1e-30, 1e-40, -1e-42, 3.0, 10.0, -10.0, 40.0,
+           -40.0, 88.0, 89.0, -88.0, -104.0, 700.0, -720.0, 746.0, 1e300, -1e300, math.inf, -math.inf, math.nan]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", sorted(FLOAT_OPS) + sorted(set(SAME_OPS) - {"relu"}) + sorted(PREDICATES))
+def test_special_values(op, dtype):
+    with np.errstate(all="ignore"):
+        a = np.asarray(SPECIAL, dtype=np.float64).astype(dtype)
+    fn = FLOAT_OPS.get(op) or SAME_OPS.get(op) or PREDICATES[op]
+    want = reference(fn, a, np.bool_ if op in PREDICATES else dtype)
+    check(getattr(tessera, op)(to_t(a)), want, np.bool_ if op in PREDICATES else dtype)
+
+
+def test_bfloat16_computes_in_float32_and_rounds_once():
+    x = tessera.from_dlpack(np.linspace(-5, 5, 101, dtype=np.float32)).to(tessera.bfloat16)
+    xs = np.from_dlpack(x.to(tessera.float32)).astype(np.float64)
+    for op in ("exp", "tanh", "sigmoid", "sin", "sqrt", "gelu", "abs", "floor", "neg", "square", "sign"):
+        got = getattr(tessera, op)(x)
+        assert got.dtype == tessera.bfloat16
+        fn = FLOAT_OPS.get(op) or SAME_OPS[op]
+        with np.errstate(all="ignore"):
+            want = fn(xs)
+        np.testing.assert_allclose(np.from_dlpack(got.to(tessera.float32)), want, rtol=8e-3, atol=1e-6)
+    assert tessera.isnan(x).tolist() == [False] * 101
+    assert tessera.logical_not(x).tolist() == (xs == 0).tolist()
+
+
+def test_gelu_tanh_softplus_parameters():
+    a = np.linspace(-30, 30, 241)
+    t = to_t(a)
+    check(tessera.gelu(t, approximate="tanh"), _gelu_tanh(a), np.float64)
+    check(t.gelu(approximate="tanh"), _gelu_tanh(a), np.float64)
+    check(tessera.softplus(t, 2, 3), _softplus(a, 2.0, 3.0), np.float64)
+    check(t.softplus(beta=0.5, threshold=1), _softplus(a, 0.5, 1.0), np.float64)
+    check(tessera.softplus(t, beta=-1), _softplus(a, -1.0, 20.0), np.float64)
+
+
+def test_in_place_forms_return_self():
+    for op in ("exp", "log", "tanh", "sigmoid", "abs", "floor", "round", "neg", "sqrt", "square", "gelu", "silu"):
+        a = np.linspace(0.5, 4, 8)
+        t = to_t(a.copy())
+        assert getattr(t, op + "_")() is t
+        fn = FLOAT_OPS.get(op) or SAME_OPS[op]
+        check(t, fn(a), np.float64)
+    t = to_t(np.array([0.0, 2.0]))
+    assert t.logical_not_() is t  # bool result written back as 0/1
+    check(t, [1.0, 0.0], np.float64)
+    i = to_t(np.array([-3, 4], dtype=np.int32))
+    i.abs_()
+    i.floor_()
+    i.bitwise_not_()
+    assert i.tolist() == [~3, ~4]
+    t = to_t(np.array([1.0, 30.0]))
+    assert t.softplus_(2) is t and t.gelu_(approximate="tanh") is t
+
+
+def test_out_keyword_returns_out():
+    a = np.array([[0.1, 2.0], [3.0, 9.0]], dtype=np.float32)
+    for op in sorted(FLOAT_OPS) + ["abs", "sign", "neg", "relu", "floor", "square"]:
+        out = tessera.empty((2, 2), dtype=tessera.float64)
+        assert getattr(tessera, op)(to_t(a), out=out) is out
+        fn = FLOAT_OPS.get(op) or SAME_OPS[op]
+        # Computed in float32, then cast into the float64 out.
+        check(out, reference(fn, a, np.float32).astype(np.float64), np.float32)
+    out = tessera.empty((2, 2), dtype=tessera.int32)
+    tessera.isnan(to_t(a), out=out)
+    assert out.tolist() == [[0, 0], [0, 0]]
+    assert tessera.exp(to_t(a), out=None).dtype == tessera.float32
+
+
+def test_errors():
+    f = to_t(np.array([1.0, 2.0], dtype=np.float32))
+    i = to_t(np.array([1, 2], dtype=np.int64))
+    b = to_t(np.array([True, False]))
+    with pytest.raises(TypeError, match="sqrt_: result type float32 cannot be cast to the desired output type int64"):
+        i.sqrt_()
+    with pytest.raises(TypeError, match="bitwise_not: only bool and integer tensors are supported"):
+        ~f
+    with pytest.raises(TypeError, match="abs: not supported for bool"):
+        abs(b)
+    with pytest.raises(TypeError, match="use logical_not"):
+        -b
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh', got 'exact'"):
+        tessera.gelu(f, approximate="exact")
+    with pytest.raises(ValueError, match="exp_out: out= tensor has shape"):
+        tessera.exp(f, out=tessera.empty((3,), dtype=tessera.float32))
+    with pytest.raises(TypeError, match="sin_out: result type float32 cannot be cast"):
+        tessera.sin(f, out=tessera.empty((2,), dtype=tessera.int32))
+    assert not hasattr(i, "isnan_")  # bool-valued predicates have no in-place form
+    with pytest.raises(TypeError):
+        tessera.exp([1.0, 2.0])
+
+
+def test_python_operators():
+    a = np.array([-2, 0, 5], dtype=np.int16)
+    assert abs(to_t(a)).tolist() == [2, 0, 5]
+    assert (~to_t(a)).tolist() == [1, -1, -6]
+    assert (~to_t(np.array([True, False]))).tolist() == [False, True]
+
+
+def _ulps(got, want, dtype):
+    """|got - want| in units of the dtype's spacing at want (denormals: of the smallest denormal)."""
+    with np.errstate(all="ignore"):
+        return _ulps_unchecked(got, want, dtype)
+
+
+def _ulps_unchecked(got, want, dtype):
+    want_r = want.astype(dtype)
+    both_nan = np.isnan(got) & np.isnan(want_r)
+    same_inf = np.isinf(want_r) & (got == want_r)
+    spacing = np.spacing(np.abs(want_r).astype(dtype)).astype(np.longdouble)
+    err = np.abs(got.astype(np.longdouble) - want) / spacing
+    return np.where(both_nan | same_inf, 0, np.nan_to_num(err, nan=1e9, posinf=1e9))
+
+
+ACCURATE = {"exp": np.exp, "expm1": np.expm1, "log": np.log, "tanh": np.tanh,
+            "sigmoid": lambda x: 1 / (1 + np.exp(-x))}
+
+
+@pytest.mark.parametrize("op", sorted(ACCURATE))
+def test_vectorized_math_accuracy_float32(op):
+    # Every 4099th float32 bit pattern: all binades, denormals, inf and NaN.
+    bits = np.arange(0, 2 ** 32, 4099, dtype=np.uint64).astype(np.uint32)
+    x = np.concatenate([bits.view(np.float32), np.float32([0, -0.0, np.inf, -np.inf, np.nan, 88.72283, -103.97207])])
+    with np.errstate(all="ignore"):
+        want = ACCURATE[op](x.astype(np.longdouble))
+    got = np.from_dlpack(getattr(tessera, op)(to_t(x)))
+    err = _ulps(got, want, np.float32)
+    assert np.nanmax(err) <= 4, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("op", sorted(ACCURATE))
+def test_vectorized_math_accuracy_float64(op):
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.integers(0, 2 ** 64, 200000, dtype=np.uint64).view(np.float64),
+                        rng.uniform(-800, 800, 200000), rng.uniform(-2, 2, 200000),
+                        [0, -0.0, np.inf, -np.inf, np.nan, 709.78, -745.1, 5e-324]])
+    with np.errstate(all="ignore"):
+        want = ACCURATE[op](x.astype(np.longdouble))
+    got = np.from_dlpack(getattr(tessera, op)(to_t(x)))
+    err = _ulps(got, want, np.float64)
+    assert np.nanmax(err) <= 4, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["floor", "ceil", "round", "trunc"])
+def test_rounding_is_exact_over_the_whole_range(op, dtype):
+    # Halves, values near 2^mantissa and beyond, signed zeros: bit-exact with NumPy, sign of zero included.
+    rng = np.random.default_rng(1)
+    info = np.finfo(dtype)
+    x = np.ldexp(rng.uniform(-1, 1, 20000), rng.integers(-30, info.nmant + 3, 20000)).astype(dtype)
+    halves = (np.arange(-40, 40) + 0.5).astype(dtype)
+    big = np.asarray([2.0 ** info.nmant - 0.5, -(2.0 ** info.nmant) + 0.5, 2.0 ** info.nmant + 1, 3e4], dtype=np.float64)
+    with np.errstate(over="ignore"):
+        x = np.concatenate([x, halves, big.astype(dtype), np.asarray([0.0, -0.0, -0.3, 0.3, np.inf, -np.inf, np.nan], dtype)])
+    want = {"floor": np.floor, "ceil": np.ceil, "round": np.round, "trunc": np.trunc}[op](x)
+    got = np.from_dlpack(getattr(tessera, op)(to_t(x)))
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
