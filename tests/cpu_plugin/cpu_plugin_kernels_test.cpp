@@ -574,6 +574,21 @@ const std::map<std::string, uint64_t>& expected_kernels() {
       {"neg", kInts | kFloats}, {"exp", kFloats},        {"relu", kInts | kFloats}, {"sum", kAll},
       {"mm", kInts | kFloats},  {"bmm", kInts | kFloats}, {"copy_", kAll},        {"fill_", kAll},
       {"arange", kInts | kFloats}, {"nonzero", kAll},
+      // unary family
+      {"abs", kInts | kFloats}, {"sign", kAll}, {"square", kInts | kFloats}, {"floor", kInts | kFloats},
+      {"ceil", kInts | kFloats}, {"round", kInts | kFloats}, {"trunc", kInts | kFloats}, {"logical_not", kAll},
+      {"bitwise_not", kBool | kInts}, {"isnan", kAll}, {"isinf", kAll}, {"isfinite", kAll},
+      {"exp2", kFloats}, {"expm1", kFloats}, {"log", kFloats}, {"log2", kFloats}, {"log10", kFloats},
+      {"log1p", kFloats}, {"sqrt", kFloats}, {"rsqrt", kFloats}, {"reciprocal", kFloats}, {"sin", kFloats},
+      {"cos", kFloats}, {"tan", kFloats}, {"asin", kFloats}, {"acos", kFloats}, {"atan", kFloats},
+      {"sinh", kFloats}, {"cosh", kFloats}, {"tanh", kFloats}, {"sigmoid", kFloats}, {"gelu", kFloats},
+      {"silu", kFloats}, {"softplus", kFloats}, {"erf", kFloats},
+      // linear algebra and shape families
+      {"addmm", kInts | kFloats}, {"tril", kAll}, {"triu", kAll},
+      // nn family
+      {"softmax", kFloats}, {"log_softmax", kFloats}, {"layer_norm", kFloats}, {"nll_loss", kFloats},
+      {"_nll_loss_smoothed", kFloats}, {"conv2d", kFloats}, {"max_pool2d", kInts | kFloats},
+      {"avg_pool2d", kFloats},
   };
   return k;
 }
