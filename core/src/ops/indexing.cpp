@@ -102,6 +102,9 @@ void index_select_meta(StructuredCall& c) {
   TSR_CHECK(index.dim() <= 1, ValueError, c.op().name(), ": index must be 0-d or 1-D, got shape ", index.sizes());
   const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
   const int64_t n = index.numel();
+  // No index fits a dim of size 0; caught here since an empty result calls no kernel.
+  TSR_CHECK(n == 0 || size_or_1(self, dim) > 0, IndexError, c.op().name(), ": index is out of bounds for dimension ",
+            dim, " with size 0");
   if (self.dim() == 0) {
     TSR_CHECK(n == 1, ValueError, c.op().name(), ": a 0-d self takes exactly one index, got ", n);
     c.add_output({}, self.scalar_type());
