@@ -63,10 +63,14 @@ void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("index_add", [](const Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
     return index_add(a, dim, index, source, alpha);
   }, nb::arg("input"), nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1);
-  m.def("masked_fill", [](const Tensor& a, const Tensor& mask, const Tensor& value) { return masked_fill(a, mask, value); },
-        nb::arg("input"), nb::arg("mask"), nb::arg("value"));
-  m.def("masked_fill", [](const Tensor& a, const Tensor& mask, const Scalar& value) { return masked_fill(a, mask, value); },
-        nb::arg("input"), nb::arg("mask"), nb::arg("value"));
+  m.def("masked_fill", [](const Tensor& a, const Tensor& mask, const Tensor& value, std::optional<Tensor> out) {
+    if (!out) return masked_fill(a, mask, value);
+    return masked_fill_out(*out, a, mask, value);
+  }, nb::arg("input"), nb::arg("mask"), nb::arg("value"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("masked_fill", [](const Tensor& a, const Tensor& mask, const Scalar& value, std::optional<Tensor> out) {
+    if (!out) return masked_fill(a, mask, value);
+    return masked_fill_out(*out, a, mask, value);
+  }, nb::arg("input"), nb::arg("mask"), nb::arg("value"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("masked_select", [](const Tensor& a, const Tensor& mask) { return masked_select(a, mask); }, nb::arg("input"),
         nb::arg("mask"));
   m.def("take", [](const Tensor& a, const Tensor& index) { return take(a, index); }, nb::arg("input"),

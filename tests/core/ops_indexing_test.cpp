@@ -75,6 +75,11 @@ TEST(Indexing, MaskedFillAndSelect) {
   EXPECT_TRUE(b.masked_fill_(m, 0).is_same(b));
   EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{0, 1, 0, 0, 4, 0}));
   EXPECT_EQ(masked_select(a, m).to_vector<float>(), (std::vector<float>{0, 2, 3, 5}));
+  Tensor out = empty({2, 3}, kDouble);
+  EXPECT_TRUE(masked_fill_out(out, a, m, 4).is_same(out));
+  EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{4, 1, 4, 4, 4, 4}));
+  Tensor small = empty({3});
+  EXPECT_THROW(masked_fill_out(small, a, m, 4), ValueError);
   EXPECT_EQ(a.masked_select(m.view({1, 3})).sizes().vec(), std::vector<int64_t>{4});
   EXPECT_NE(error_of<TypeError>([&] { a.masked_fill(ones({3}, kByte), 1); }).find("bool mask"), std::string::npos);
   EXPECT_THROW(a.masked_fill(m, ones({2})), ValueError);

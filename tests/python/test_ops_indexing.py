@@ -164,6 +164,9 @@ def test_masked_fill_and_select(case, data):
     want = np.where(mask, np.asarray(v, dtype), a)
     check(tessera.masked_fill(to_t(a), to_t(mask), v), want, dtype)
     check(to_t(a).masked_fill(to_t(mask), to_t(np.asarray(v, dtype))), want, dtype)
+    out = tessera.empty(*want.shape, dtype=to_t(a).dtype)
+    tessera.masked_fill(to_t(a), to_t(mask), v, out=out)
+    check(out, want, dtype)
     ab, mb = np.broadcast_arrays(a, mask)
     check(tessera.masked_select(to_t(a), to_t(mask)), ab[mb], dtype)
     if want.shape == a.shape and a.size:  # (check_writable refuses some zero-size imports)
@@ -242,5 +245,9 @@ def test_errors():
         tessera.one_hot(idx_t([0], np.int32))
     with pytest.raises(ValueError, match=r"embedding.*padding_idx"):
         tessera.embedding(a, idx_t([0]), padding_idx=3)
+    with pytest.raises(ValueError, match=r"masked_fill: out= tensor has shape"):
+        tessera.masked_fill(a, tessera.zeros(2, dtype=tessera.bool), 1, out=tessera.zeros(2))
+    with pytest.raises(TypeError, match=r"masked_fill: result type"):
+        tessera.masked_fill(a, tessera.zeros(2, dtype=tessera.bool), 1, out=tessera.zeros(3, 2, dtype=tessera.int32))
     with pytest.raises(NotImplementedError, match=r"masked_select"):
         tessera.masked_select(tessera.zeros(2, device="meta"), tessera.zeros(2, dtype=tessera.bool, device="meta"))

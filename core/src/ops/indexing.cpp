@@ -459,6 +459,12 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) 
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
   return call(ops::op_masked_fill_tensor(), {V::of(self), V::of(mask), V::of(value)});
 }
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+}
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Tensor& value) {
+  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+}
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   return call(ops::op_masked_select(), {V::of(self), V::of(mask)});
 }

@@ -40,6 +40,10 @@ Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Ten
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value);
 /// As above with a 0-d tensor value (ValueError for a value with dims).
 Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value);
+/// The out= form: writes masked_fill's result into `out` (same device and shape;
+/// the result's dtype must cast to out's) and returns it.
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value);
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Tensor& value);
 /// The elements of self where the (broadcast) bool mask is true, 1-D in
 /// row-major order. The size depends on the data: not available on meta.
 Tensor masked_select(const Tensor& self, const Tensor& mask);
