@@ -156,13 +156,32 @@ void gather_kernel(const TsrKernelCall& call) {
     check_indices<I>(index, size, dim, false);
     sdk::dispatch_dtype(call.dtype, [&](auto tag) {
       using S = storage_t<typename decltype(tag)::type>;
-      for_each_line<3>(out.ndim, out.shape, dim, {line_operand(out), line_operand(index), line_operand(self)},
-                       [](char* const* p, const int64_t* s, int64_t len) {
-                         for (int64_t k = 0; k < len; ++k) {
-                           const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
-                           *reinterpret_cast<S*>(p[0] + k * s[0]) = *reinterpret_cast<const S*>(p[2] + i * s[2]);
-                         }
-                       });
+      if (out.ndim == 0 || self.ndim == 0 || out.ndim > kMaxDims) {
+        for_each_line<3>(out.ndim, out.shape, dim, {line_operand(out), line_operand(index), line_operand(self)},
+                         [](char* const* p, const int64_t* s, int64_t len) {
+                           for (int64_t k = 0; k < len; ++k) {
+                             const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                             *reinterpret_cast<S*>(p[0] + k * s[0]) = *reinterpret_cast<const S*>(p[2] + i * s[2]);
+                           }
+                         });
+        return;
+      }
+      // Reads are independent: walk out, index and self (with stride 0 along dim,
+      // the index supplying that coordinate) in the iterator's memory-friendly
+      // order, so index_select along dim 0 copies rows instead of columns.
+      int64_t self_strides[kMaxDims];
+      for (int32_t d = 0; d < out.ndim; ++d) self_strides[d] = d == dim ? 0 : self.strides[d];
+      sdk::IterOperand self_op = sdk::IterOperand::of(self);
+      self_op.strides = self_strides;
+      const int64_t along = self.strides[dim] * static_cast<int64_t>(sizeof(S));
+      run_elementwise<3>(out.ndim, out.shape, {sdk::IterOperand::of(out), sdk::IterOperand::of(index), self_op}, kGrain,
+                         [along](char** p, const int64_t* s, int64_t n) {
+                           for (int64_t k = 0; k < n; ++k) {
+                             const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                             *reinterpret_cast<S*>(p[0] + k * s[0]) =
+                                 *reinterpret_cast<const S*>(p[2] + k * s[2] + i * along);
+                           }
+                         });
     });
   });
 }
