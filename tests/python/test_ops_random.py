@@ -99,7 +99,9 @@ def test_randint_bernoulli_randperm_dropout():
     d = values(tessera.dropout(x, 0.2, generator=g))
     assert set(np.unique(d)) <= {0.0, np.float32(1 / 0.8)}
     assert abs((d == 0).mean() - 0.2) < 0.01
-    assert tessera.dropout(x, 0.5, train=False) is not None
+    assert values(tessera.dropout(x, 0.5, train=False)).tolist() == values(x).tolist()
+    h = values(tessera.dropout(tessera.ones(10_000, dtype=tessera.float16), 0.5, generator=g))
+    assert set(np.unique(h)) <= {0.0, 2.0} and abs((h == 0).mean() - 0.5) < 0.03
     assert values(tessera.dropout(x, 1.0)).max() == 0
     assert np.all(values(tessera.dropout(x, 0.0)) == 1)
 
@@ -123,6 +125,18 @@ def test_seeds_and_generators():
     assert g.initial_seed() == s
     assert tessera.randperm(30, generator=tessera.Generator(1)).tolist() == \
         tessera.randperm(30, generator=tessera.Generator(1)).tolist()
+
+
+def test_row_major_counters_for_strided_and_broadcast():
+    # Element i in row-major order uses counter offset + i, whatever the strides.
+    a = tessera.empty(4, 3).t().uniform_(generator=tessera.Generator(21))
+    b = tessera.rand(3, 4, generator=tessera.Generator(21))
+    assert a.tolist() == b.tolist()
+    p = tessera.tensor([0.0, 1.0, 0.0])
+    out = tessera.empty(2, 3).bernoulli_(p, generator=tessera.Generator(1))
+    assert out.tolist() == [[0.0, 1.0, 0.0], [0.0, 1.0, 0.0]]
+    with pytest.raises(ValueError, match="bernoulli_.*broadcast"):
+        tessera.empty(3).bernoulli_(tessera.zeros(2, 3))
 
 
 SCRIPT = """
