@@ -42,6 +42,18 @@ Stream stream_args(const TsrKernelCall& call, size_t seed_index) {
 // counter delta), split across threads in contiguous ranges.
 template <size_t N, typename F>
 void indexed_loop(const DLTensor& shape_of, const std::array<sdk::IterOperand, N>& ops, const F& f) {
+  int64_t n_dense = 0;
+  if (sdk::StridedIter<N>::dense(shape_of.ndim, shape_of.shape, ops, &n_dense)) {
+    // Dense operands: element i sits at i * elem_size; a flat loop the compiler can unroll.
+    parallel_for(n_dense, kGrainExpensive, [&](int64_t begin, int64_t end) {
+      char* q[N];
+      for (int64_t i = begin; i < end; ++i) {
+        for (size_t n = 0; n < N; ++n) q[n] = ops[n].data + i * ops[n].elem_size;
+        f(q, i);
+      }
+    });
+    return;
+  }
   const sdk::StridedIter<N> it(shape_of.ndim, shape_of.shape, ops, sdk::IterOrder::kRowMajor);
   parallel_for(it.numel(), kGrainExpensive, [&](int64_t begin, int64_t end) {
     int64_t i = begin;
