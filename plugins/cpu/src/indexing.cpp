@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <vector>
 
 namespace tessera::cpu {
@@ -176,6 +177,12 @@ void gather_kernel(const TsrKernelCall& call) {
       const int64_t along = self.strides[dim] * static_cast<int64_t>(sizeof(S));
       run_elementwise<3>(out.ndim, out.shape, {sdk::IterOperand::of(out), sdk::IterOperand::of(index), self_op}, kGrain,
                          [along](char** p, const int64_t* s, int64_t n) {
+                           constexpr int64_t kS = static_cast<int64_t>(sizeof(S));
+                           if (s[1] == 0 && s[0] == kS && s[2] == kS) {  // one index for a dense run: a row copy
+                             const int64_t i = *reinterpret_cast<const I*>(p[1]);
+                             std::memcpy(p[0], p[2] + i * along, static_cast<size_t>(n * kS));
+                             return;
+                           }
                            for (int64_t k = 0; k < n; ++k) {
                              const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
                              *reinterpret_cast<S*>(p[0] + k * s[0]) =
