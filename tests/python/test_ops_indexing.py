@@ -211,6 +211,18 @@ def test_scatter_add_duplicates_with_threads():
     check(got, np.bincount(index, minlength=8), np.int64)
     got = tessera.zeros(8, dtype=tessera.float64).index_add_(0, idx_t(index), to_t(src.astype(np.float64)))
     check(got, np.bincount(index, minlength=8).astype(np.float64), np.float64)
+    # 2-D, both dims: tiles of rows (dim 0) and plain lines (dim 1) split across threads.
+    rng = np.random.default_rng(1)
+    for dim in (0, 1):
+        src = rng.integers(-5, 5, (4096, 300) if dim == 0 else (300, 4096)).astype(np.int64)
+        index = rng.integers(0, 37, 4096)
+        want = np.zeros((37, 300) if dim == 0 else (300, 37), np.int64)
+        np.add.at(want, (index,) if dim == 0 else (slice(None), index), src)
+        got = tessera.zeros(*want.shape, dtype=tessera.int64).index_add_(dim, idx_t(index), to_t(src))
+        check(got, want, np.int64)
+        full_index = np.broadcast_to(index[:, None] if dim == 0 else index[None, :], src.shape)
+        got = tessera.zeros(*want.shape, dtype=tessera.int64).scatter_add_(dim, idx_t(full_index), to_t(src))
+        check(got, want, np.int64)
 
 
 def test_errors():

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -124,6 +125,77 @@ void for_each_line(int32_t ndim, const int64_t* shape, int32_t dim, const std::a
       }
     }
   });
+}
+
+// As for_each_line, but runs f(line_ptrs, byte_strides_along_dim, k) per element,
+// with lines grouped in tiles of consecutive outer positions and k the outer loop
+// within a tile: along dim 0 the elements a tile visits for one k are neighbours
+// in memory (rows), instead of one column at a time. A tile belongs to one
+// thread and visits each line in increasing k, so writes through an index stay
+// race-free and in index order.
+template <size_t N, typename F>
+void for_each_element_tiled(int32_t ndim, const int64_t* shape, int32_t dim, const std::array<LineOperand, N>& ops,
+                            const F& f) {
+  if (ndim > kMaxDims) invalid("tensors of more than 64 dims are not supported");
+  constexpr int64_t kTile = 64;
+  int64_t outer = 1;
+  for (int32_t d = 0; d < ndim; ++d)
+    if (d != dim) outer *= shape[d];
+  const int64_t len = ndim == 0 ? 1 : shape[dim];
+  if (outer == 0 || len == 0) return;
+  int64_t along[N];
+  for (size_t k = 0; k < N; ++k) along[k] = ops[k].ndim == 0 ? 0 : ops[k].strides[dim] * ops[k].elem;
+  const int64_t tiles = (outer + kTile - 1) / kTile;
+  const int64_t grain = std::max<int64_t>(1, kGrain / (len * kTile));
+  parallel_for(tiles, grain, [&](int64_t t0, int64_t t1) {
+    int64_t coord[kMaxDims] = {};
+    int64_t rest = t0 * kTile;
+    for (int32_t d = ndim - 1; d >= 0; --d) {
+      if (d == dim) continue;
+      coord[d] = rest % shape[d];
+      rest /= shape[d];
+    }
+    char* p[N];
+    for (size_t k = 0; k < N; ++k) {
+      p[k] = ops[k].data;
+      for (int32_t d = 0; d < ndim; ++d)
+        if (d != dim) p[k] += coord[d] * ops[k].strides[d] * ops[k].elem;
+    }
+    char* base[kTile][N];
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t count = std::min(kTile, outer - t * kTile);
+      for (int64_t o = 0; o < count; ++o) {
+        for (size_t k = 0; k < N; ++k) base[o][k] = p[k];
+        for (int32_t d = ndim - 1; d >= 0; --d) {  // odometer over the other dims
+          if (d == dim) continue;
+          for (size_t k = 0; k < N; ++k) p[k] += ops[k].strides[d] * ops[k].elem;
+          if (++coord[d] < shape[d]) break;
+          for (size_t k = 0; k < N; ++k) p[k] -= shape[d] * ops[k].strides[d] * ops[k].elem;
+          coord[d] = 0;
+        }
+      }
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t o = 0; o < count; ++o) f(static_cast<char* const*>(base[o]), static_cast<const int64_t*>(along), i);
+    }
+  });
+}
+
+// Walks lines in memory order: plain lines when `dim` is the operand's
+// innermost dimension (each line is then contiguous), tiles otherwise.
+template <size_t N, typename F>
+void for_each_element(int32_t ndim, const int64_t* shape, int32_t dim, const std::array<LineOperand, N>& ops,
+                      const LineOperand& ref, const F& f) {
+  bool dim_innermost = true;
+  for (int32_t d = 0; d < ndim && ref.ndim == ndim; ++d) {
+    if (d != dim && shape[d] > 1 && std::abs(ref.strides[d]) < std::abs(ref.strides[dim])) dim_innermost = false;
+  }
+  if (dim_innermost) {
+    for_each_line<N>(ndim, shape, dim, ops, [&f](char* const* p, const int64_t* s, int64_t len) {
+      for (int64_t k = 0; k < len; ++k) f(p, s, k);
+    });
+  } else {
+    for_each_element_tiled<N>(ndim, shape, dim, ops, f);
+  }
 }
 
 LineOperand line_operand(const DLTensor& t) {
@@ -241,24 +313,22 @@ void scatter_kernel(const TsrKernelCall& call) {
       if (src_v.tag == TSR_VALUE_TENSOR) {
         const DLTensor& src = tensor_arg(call, 3, "src", call.dtype);
         check_same_shape(src, "src", index, "index");
-        for_each_line<3>(index.ndim, index.shape, dim, {line_operand(self), line_operand(index), line_operand(src)},
-                         [&](char* const* p, const int64_t* s, int64_t len) {
-                           for (int64_t k = 0; k < len; ++k) {
-                             const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
-                             S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
-                             *dst = combine(*dst, *reinterpret_cast<const S*>(p[2] + k * s[2]));
-                           }
-                         });
+        for_each_element<3>(index.ndim, index.shape, dim,
+                                  {line_operand(self), line_operand(index), line_operand(src)}, line_operand(src),
+                                  [&](char* const* p, const int64_t* s, int64_t k) {
+                                    const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                                    S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
+                                    *dst = combine(*dst, *reinterpret_cast<const S*>(p[2] + k * s[2]));
+                                  });
       } else {
         const S value = scalar_as<T>(src_v);
-        for_each_line<2>(index.ndim, index.shape, dim, {line_operand(self), line_operand(index)},
-                         [&](char* const* p, const int64_t* s, int64_t len) {
-                           for (int64_t k = 0; k < len; ++k) {
-                             const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
-                             S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
-                             *dst = combine(*dst, value);
-                           }
-                         });
+        for_each_element<2>(index.ndim, index.shape, dim, {line_operand(self), line_operand(index)},
+                                  line_operand(self),
+                                  [&](char* const* p, const int64_t* s, int64_t k) {
+                                    const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                                    S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
+                                    *dst = combine(*dst, value);
+                                  });
       }
     });
   });
