@@ -55,6 +55,7 @@ void dispatch_index(const DLTensor& index, F&& f) {
 // with stride 0 (an index expanded by the core) are visited once.
 template <typename I>
 void check_indices(const DLTensor& index, int64_t size, int64_t dim, bool allow_negative) {
+  if (index.ndim > kMaxDims) invalid("tensors of more than 64 dims are not supported");
   int64_t shape[kMaxDims], strides[kMaxDims];
   int32_t nd = 0;
   for (int32_t d = 0; d < index.ndim; ++d) {
