@@ -1,13 +1,396 @@
-// Indexing ops whose output shape depends on the data: nonzero. The kernel sizes
-// its output through TsrKernelCall.allocate_output.
+// Indexing ops. Kernel-backed (structured): index_select, gather, scatter_,
+// scatter_.value, scatter_add_, index_add_, take, masked_fill (+ masked_fill_),
+// masked_select and nonzero (data-dependent shapes, sized through
+// allocate_output). Composites: the functional scatter / scatter_add /
+// index_add (clone, then the in-place op), masked_fill with a 0-d tensor value,
+// embedding and one_hot.
+//
+// index_select and index_add_ reuse the gather / scatter_add kernels: the rule
+// views their 1-D index as a tensor of the result's (source's) shape with
+// stride 0 outside `dim`, which costs no copy.
 #include <tessera/error.h>
+#include <tessera/tensor.h>
 
+#include <algorithm>
+
+#include "../device_registry.h"
 #include "../structured.h"
 #include "ops.h"
+#include "pointwise_util.h"
 
 namespace tessera::ops {
+
+// This family's ops (ops.h lists the core's shared ones).
+const Operator& op_index_select();
+const Operator& op_gather();
+const Operator& op_take();
+const Operator& op_scatter_();
+const Operator& op_scatter_value_();
+const Operator& op_scatter_add_();
+const Operator& op_index_add_();
+const Operator& op_masked_fill();
+const Operator& op_masked_fill_();
+const Operator& op_masked_select();
+const Operator& op_scatter();
+const Operator& op_scatter_value();
+const Operator& op_scatter_add();
+const Operator& op_index_add();
+const Operator& op_masked_fill_tensor();
+const Operator& op_masked_fill_tensor_();
+const Operator& op_embedding();
+const Operator& op_one_hot();
+
 namespace {
 
+using V = IValue;
+
+Dispatcher& D() { return Dispatcher::instance(); }
+
+void set_int(StructuredCall& c, int i, int64_t v) {
+  TsrValue x{};
+  x.tag = TSR_VALUE_INT;
+  x.as.i = v;
+  c.set_value(i, x);
+}
+
+int64_t dims_of(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
+int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
+
+void check_index_dtype(const StructuredCall& c, const Tensor& index, bool allow_int32) {
+  const ScalarType t = index.scalar_type();
+  TSR_CHECK(t == kLong || (allow_int32 && t == kInt), TypeError, c.op().name(), ": expected index dtype ",
+            allow_int32 ? "int64 or int32" : "int64", ", got ", dtype_name(t));
+}
+
+void check_same_dtype(const StructuredCall& c, const Tensor& self, const Tensor& other, const char* name) {
+  TSR_CHECK(self.scalar_type() == other.scalar_type(), TypeError, c.op().name(), ": expected ", name,
+            " to have self's dtype ", dtype_name(self.scalar_type()), ", got ", dtype_name(other.scalar_type()));
+}
+
+// --- gather, index_select, take ---
+
+void gather_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  c.device = common_device(c, {0, 2});
+  check_index_dtype(c, index, false);
+  TSR_CHECK(dims_of(self) == dims_of(index), ValueError, c.op().name(),
+            ": index must have as many dims as self, got shapes ", self.sizes(), " and ", index.sizes());
+  const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    TSR_CHECK(d == dim || index.size(d) <= size_or_1(self, d), ValueError, c.op().name(), ": index shape ",
+              index.sizes(), " exceeds self shape ", self.sizes(), " in dim ", d);
+  }
+  c.add_output(index.sizes(), self.scalar_type());
+  c.set_tensor(0, self);
+  set_int(c, 1, dim);
+  c.set_tensor(2, index);
+  c.dispatch_dtype = self.scalar_type();
+}
+
+DimVector line_shape(int64_t ndim, int64_t dim, int64_t n) {
+  DimVector v(static_cast<size_t>(ndim), 1);
+  v[static_cast<size_t>(dim)] = n;
+  return v;
+}
+
+void index_select_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  c.device = common_device(c, {0, 2});
+  check_index_dtype(c, index, true);
+  TSR_CHECK(index.dim() <= 1, ValueError, c.op().name(), ": index must be 0-d or 1-D, got shape ", index.sizes());
+  const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
+  const int64_t n = index.numel();
+  // No index fits a dim of size 0; caught here since an empty result calls no kernel.
+  TSR_CHECK(n == 0 || size_or_1(self, dim) > 0, IndexError, c.op().name(), ": index is out of bounds for dimension ",
+            dim, " with size 0");
+  if (self.dim() == 0) {
+    TSR_CHECK(n == 1, ValueError, c.op().name(), ": a 0-d self takes exactly one index, got ", n);
+    c.add_output({}, self.scalar_type());
+    c.set_tensor(2, index.reshape({}));
+  } else {
+    DimVector out(self.sizes().begin(), self.sizes().end());
+    out[static_cast<size_t>(dim)] = n;
+    c.add_output(out, self.scalar_type());
+    c.set_tensor(2, index.reshape(line_shape(self.dim(), dim, n)).expand(out));
+  }
+  c.set_tensor(0, self);
+  set_int(c, 1, dim);
+  c.dispatch_dtype = self.scalar_type();
+}
+
+void take_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(1);
+  c.device = common_device(c, {0, 1});
+  check_index_dtype(c, index, false);
+  c.add_output(index.sizes(), self.scalar_type());
+  c.set_tensor(0, self.contiguous());
+  c.set_tensor(1, index);
+  c.dispatch_dtype = self.scalar_type();
+}
+
+// --- scatter_, scatter_.value, scatter_add_, index_add_ ---
+
+template <bool ValueForm>
+void scatter_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  check_writable(c.op(), self);
+  c.device = ValueForm ? common_device(c, {0, 2}) : common_device(c, {0, 2, 3});
+  check_index_dtype(c, index, false);
+  TSR_CHECK(dims_of(self) == dims_of(index), ValueError, c.op().name(),
+            ": index must have as many dims as self, got shapes ", self.sizes(), " and ", index.sizes());
+  const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    TSR_CHECK(d == dim || index.size(d) <= size_or_1(self, d), ValueError, c.op().name(), ": index shape ",
+              index.sizes(), " exceeds self shape ", self.sizes(), " in dim ", d);
+  }
+  c.add_aliased_output(self);
+  c.set_tensor(0, self);
+  set_int(c, 1, dim);
+  c.set_tensor(2, index);
+  if constexpr (ValueForm) {
+    c.set_scalar(3, c.arg(3).to_scalar(), self.scalar_type());
+  } else {
+    const Tensor& src = c.tensor_arg(3);
+    check_same_dtype(c, self, src, "src");
+    TSR_CHECK(dims_of(src) == dims_of(index), ValueError, c.op().name(),
+              ": src must have as many dims as index, got shapes ", src.sizes(), " and ", index.sizes());
+    // The kernel reads src at index's positions: the leading corner of src.
+    Tensor s = unaliased(src, self);
+    for (int64_t d = 0; d < index.dim(); ++d) {
+      TSR_CHECK(index.size(d) <= size_or_1(src, d), ValueError, c.op().name(), ": index shape ", index.sizes(),
+                " exceeds src shape ", src.sizes(), " in dim ", d);
+      if (s.dim() > 0 && s.size(d) != index.size(d)) s = s.narrow(d, 0, index.size(d));
+    }
+    if (s.dim() != index.dim()) s = s.reshape(index.sizes());
+    c.set_tensor(3, s);
+  }
+  c.dispatch_dtype = self.scalar_type();
+}
+
+void index_add_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  const Tensor& source = c.tensor_arg(3);
+  check_writable(c.op(), self);
+  c.device = common_device(c, {0, 2, 3});
+  check_index_dtype(c, index, true);
+  check_same_dtype(c, self, source, "source");
+  TSR_CHECK(index.dim() <= 1, ValueError, c.op().name(), ": index must be 0-d or 1-D, got shape ", index.sizes());
+  const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
+  const int64_t n = index.numel();
+  TSR_CHECK(dims_of(source) == dims_of(self), ValueError, c.op().name(),
+            ": source must have as many dims as self, got shapes ", source.sizes(), " and ", self.sizes());
+  TSR_CHECK(size_or_1(source, dim) == n, ValueError, c.op().name(), ": source has size ", size_or_1(source, dim),
+            " in dim ", dim, " but index has ", n, " elements");
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    TSR_CHECK(d == dim || source.size(d) == self.size(d), ValueError, c.op().name(), ": source shape ",
+              source.sizes(), " does not match self shape ", self.sizes(), " outside dim ", dim);
+  }
+  const Scalar alpha = c.arg(4).to_scalar();
+  TSR_CHECK(!(alpha.is_floating_point() && !is_floating_type(self.scalar_type())), TypeError, c.op().name(),
+            ": for integer or bool tensors alpha must not be a floating-point number (got ", alpha, ")");
+  Tensor src = unaliased(source, self);
+  const bool unit = alpha.is_bool() ? alpha.to_bool() : alpha.to_double() == 1.0;
+  if (!unit) src = src.mul(alpha).to(self.scalar_type());
+  c.add_aliased_output(self);
+  c.set_tensor(0, self);
+  set_int(c, 1, dim);
+  if (self.dim() == 0) {
+    c.set_tensor(2, index.reshape({}));
+    c.set_tensor(3, src.reshape({}));
+  } else {
+    c.set_tensor(2, index.reshape(line_shape(self.dim(), dim, n)).expand(source.sizes()));
+    c.set_tensor(3, src);
+  }
+  c.dispatch_dtype = self.scalar_type();
+}
+
+// --- masked_fill, masked_select ---
+
+void check_mask(const StructuredCall& c, const Tensor& mask) {
+  TSR_CHECK(mask.scalar_type() == kBool, TypeError, c.op().name(), ": expected a bool mask, got ",
+            dtype_name(mask.scalar_type()));
+}
+
+template <bool InPlace>
+void masked_fill_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& mask = c.tensor_arg(1);
+  c.device = common_device(c, {0, 1});
+  check_mask(c, mask);
+  const DimVector shape = broadcast_shapes(c.op(), self.sizes(), mask.sizes());
+  if constexpr (InPlace) {
+    check_writable(c.op(), self);
+    TSR_CHECK(self.sizes().equals(shape), ValueError, c.op().name(), ": mask of shape ", mask.sizes(),
+              " cannot be broadcast to self's shape ", self.sizes());
+    c.add_aliased_output(self);
+    c.set_tensor(0, self);
+    c.set_tensor(1, cast_and_expand(unaliased(mask, self), kBool, shape));
+  } else {
+    c.add_output(shape, self.scalar_type());
+    c.set_tensor(0, cast_and_expand(self, self.scalar_type(), shape));
+    c.set_tensor(1, cast_and_expand(mask, kBool, shape));
+  }
+  c.set_scalar(2, c.arg(2).to_scalar(), self.scalar_type());
+  c.dispatch_dtype = self.scalar_type();
+}
+
+void masked_select_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& mask = c.tensor_arg(1);
+  c.device = common_device(c, {0, 1});
+  check_mask(c, mask);
+  const DimVector shape = broadcast_shapes(c.op(), self.sizes(), mask.sizes());
+  c.add_data_dependent_output(self.scalar_type());
+  c.set_tensor(0, cast_and_expand(self, self.scalar_type(), shape));
+  c.set_tensor(1, cast_and_expand(mask, kBool, shape));
+  c.dispatch_dtype = self.scalar_type();
+}
+
+// --- composites ---
+
+template <const Operator& (*InPlaceOp)()>
+void clone_then(const Operator&, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = *f.args[0].tensor;
+  TSR_CHECK(self.defined(), ValueError, InPlaceOp().name(), ": undefined tensor argument");
+  Tensor out = self.clone();
+  IValue args[5];
+  args[0] = V::of(out);
+  for (int i = 1; i < f.num_args; ++i) args[i] = f.args[i];
+  Tensor result;
+  Frame frame{args, f.num_args, &result, 1};
+  Dispatcher::instance().call(InPlaceOp(), frame);
+  f.outputs[0] = std::move(out);
+}
+
+bool holds_data(const Tensor& t) { return !device_entry(t.device()).no_storage(); }
+
+// A 0-d tensor value as a number (meta tensors hold none: any number gives the shape).
+Scalar value_of(const Operator& op, const Tensor& value) {
+  TSR_CHECK(value.defined(), ValueError, op.name(), ": undefined value tensor");
+  TSR_CHECK(value.dim() == 0, ValueError, op.name(), ": only a 0-d value tensor is supported, got shape ",
+            value.sizes());
+  return holds_data(value) ? value.item() : Scalar(int64_t{0});
+}
+
+void masked_fill_tensor_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Scalar v = value_of(op, *f.args[2].tensor);
+  f.outputs[0] = call(op_masked_fill(), {f.args[0], f.args[1], V::of(v)});
+}
+
+void masked_fill_tensor_inplace_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Scalar v = value_of(op, *f.args[2].tensor);
+  call(op_masked_fill_(), {f.args[0], f.args[1], V::of(v)});
+  f.outputs[0] = *f.args[0].tensor;
+}
+
+// Errors of the ops a composite calls are reported under the composite's name.
+template <typename F>
+Tensor renamed_errors(const Operator& op, F&& f) {
+  try {
+    return f();
+  } catch (const IndexError& e) {
+    throw IndexError(op.name() + ": " + e.what());
+  }
+}
+
+void embedding_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& weight = *f.args[0].tensor;
+  const Tensor& indices = *f.args[1].tensor;
+  TSR_CHECK(weight.defined() && indices.defined(), ValueError, op.name(), ": undefined tensor argument");
+  TSR_CHECK(weight.dim() == 2, ValueError, op.name(), ": weight must be 2-D, got shape ", weight.sizes());
+  TSR_CHECK(indices.scalar_type() == kLong || indices.scalar_type() == kInt, TypeError, op.name(),
+            ": expected indices of dtype int64 or int32, got ", dtype_name(indices.scalar_type()));
+  if (!f.args[2].is_none()) {
+    const int64_t p = f.args[2].i, rows = weight.size(0);
+    TSR_CHECK(p >= -rows && p < rows, ValueError, op.name(), ": padding_idx ", p,
+              " must be within num_embeddings (", rows, ")");
+  }
+  DimVector shape(indices.sizes().begin(), indices.sizes().end());
+  shape.push_back(weight.size(1));
+  f.outputs[0] = renamed_errors(op, [&] { return weight.index_select(0, indices.reshape({-1})).view(shape); });
+}
+
+void one_hot_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
+  const Tensor& self = *f.args[0].tensor;
+  TSR_CHECK(self.defined(), ValueError, op.name(), ": undefined tensor argument");
+  TSR_CHECK(self.scalar_type() == kLong, TypeError, op.name(), ": expected an int64 tensor of class indices, got ",
+            dtype_name(self.scalar_type()));
+  int64_t classes = f.args[1].i;
+  TSR_CHECK(classes >= -1, ValueError, op.name(), ": num_classes must be -1 or non-negative, got ", classes);
+  if (classes == -1) {
+    TSR_CHECK(holds_data(self), NotImplementedError, op.name(),
+              ": num_classes=-1 needs the data (max + 1), which a ", self.device().str(),
+              " tensor does not hold; pass num_classes");
+    TSR_CHECK(self.numel() > 0, ValueError, op.name(), ": cannot infer num_classes from an empty tensor");
+    const std::vector<int64_t> v = self.to_vector<int64_t>();
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    TSR_CHECK(*lo >= 0, ValueError, op.name(), ": class values must be non-negative, got ", *lo);
+    classes = *hi + 1;
+  }
+  DimVector shape(self.sizes().begin(), self.sizes().end());
+  shape.push_back(classes);
+  Tensor out = zeros(shape, TensorOptions(kLong).device(self.device()));
+  f.outputs[0] = renamed_errors(op, [&] { return out.scatter_(-1, self.unsqueeze(-1), int64_t{1}); });
+}
+
+}  // namespace
+
+#define TSR_STRUCTURED(fn, schema, flags, meta)                                 \
+  const Operator& op_##fn() {                                                   \
+    static const Operator& op = D().declare_structured(schema, flags, meta);   \
+    return op;                                                                  \
+  }
+#define TSR_COMPOSITE(fn, schema, flags, kernel)                                \
+  const Operator& op_##fn() {                                                   \
+    static const Operator& op = D().declare_composite(schema, flags, kernel);  \
+    return op;                                                                  \
+  }
+
+TSR_STRUCTURED(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", 0, &index_select_meta)
+TSR_STRUCTURED(gather, "gather(Tensor self, int dim, Tensor index) -> Tensor", 0, &gather_meta)
+TSR_STRUCTURED(take, "take(Tensor self, Tensor index) -> Tensor", 0, &take_meta)
+TSR_STRUCTURED(scatter_, "scatter_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)", kInPlace,
+               &scatter_meta<false>)
+TSR_STRUCTURED(scatter_value_, "scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)",
+               kInPlace, &scatter_meta<true>)
+TSR_STRUCTURED(scatter_add_, "scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!)",
+               kInPlace, &scatter_meta<false>)
+TSR_STRUCTURED(index_add_,
+               "index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!)",
+               kInPlace, &index_add_meta)
+TSR_STRUCTURED(masked_fill, "masked_fill(Tensor self, Tensor mask, Scalar value) -> Tensor", 0,
+               &masked_fill_meta<false>)
+TSR_STRUCTURED(masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", kDataDependent,
+               &masked_select_meta)
+const Operator& op_masked_fill_() {
+  static const Operator& op = D().declare_inplace_variant(
+      op_masked_fill(), "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
+      &masked_fill_meta<true>);
+  return op;
+}
+TSR_COMPOSITE(scatter, "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0, &clone_then<op_scatter_>)
+TSR_COMPOSITE(scatter_value, "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", 0,
+              &clone_then<op_scatter_value_>)
+TSR_COMPOSITE(scatter_add, "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0,
+              &clone_then<op_scatter_add_>)
+TSR_COMPOSITE(index_add, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
+              0, &clone_then<op_index_add_>)
+TSR_COMPOSITE(masked_fill_tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", 0,
+              &masked_fill_tensor_kernel)
+TSR_COMPOSITE(masked_fill_tensor_, "masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)",
+              kInPlace, &masked_fill_tensor_inplace_kernel)
+TSR_COMPOSITE(embedding, "embedding(Tensor weight, Tensor indices, int? padding_idx=None) -> Tensor", 0,
+              &embedding_kernel)
+TSR_COMPOSITE(one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor", 0, &one_hot_kernel)
+#undef TSR_STRUCTURED
+#undef TSR_COMPOSITE
+
+namespace {
 void nonzero_meta(StructuredCall& c) {
   const Tensor& self = c.tensor_arg(0);
   c.device = self.device();
@@ -15,7 +398,6 @@ void nonzero_meta(StructuredCall& c) {
   c.set_tensor(0, self);
   c.dispatch_dtype = self.scalar_type();
 }
-
 }  // namespace
 
 const Operator& op_nonzero() {
@@ -25,7 +407,114 @@ const Operator& op_nonzero() {
 }
 
 void declare_indexing_ops() {
-  for (auto f : {&op_nonzero}) f();
+  for (auto f : {&op_nonzero, &op_index_select, &op_gather, &op_take, &op_scatter_, &op_scatter_value_,
+                 &op_scatter_add_, &op_index_add_, &op_masked_fill, &op_masked_fill_, &op_masked_select, &op_scatter,
+                 &op_scatter_value, &op_scatter_add, &op_index_add, &op_masked_fill_tensor, &op_masked_fill_tensor_,
+                 &op_embedding, &op_one_hot})
+    f();
 }
 
 }  // namespace tessera::ops
+
+// ---- C++ API ----
+namespace tessera {
+
+using V = IValue;
+using ops::call;
+
+namespace {
+Tensor& call_inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
+  IValue args[5];
+  args[0] = V::of(self);
+  int n = 1;
+  for (const IValue& v : rest) args[n++] = v;
+  Tensor out;
+  Frame frame{args, n, &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return self;
+}
+}  // namespace
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  return call(ops::op_index_select(), {V::of(self), V::of(dim), V::of(index)});
+}
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  return call(ops::op_gather(), {V::of(self), V::of(dim), V::of(index)});
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return call(ops::op_scatter(), {V::of(self), V::of(dim), V::of(index), V::of(src)});
+}
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
+  return call(ops::op_scatter_value(), {V::of(self), V::of(dim), V::of(index), V::of(value)});
+}
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return call(ops::op_scatter_add(), {V::of(self), V::of(dim), V::of(index), V::of(src)});
+}
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return call(ops::op_index_add(), {V::of(self), V::of(dim), V::of(index), V::of(source), V::of(alpha)});
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return call(ops::op_masked_fill(), {V::of(self), V::of(mask), V::of(value)});
+}
+Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) {
+  return call(ops::op_masked_fill_tensor(), {V::of(self), V::of(mask), V::of(value)});
+}
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value) {
+  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+}
+Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Tensor& value) {
+  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+}
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  return call(ops::op_masked_select(), {V::of(self), V::of(mask)});
+}
+Tensor take(const Tensor& self, const Tensor& index) { return call(ops::op_take(), {V::of(self), V::of(index)}); }
+Tensor embedding(const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
+  return call(ops::op_embedding(), {V::of(weight), V::of(indices), padding_idx ? V::of(*padding_idx) : V::none()});
+}
+Tensor one_hot(const Tensor& self, int64_t num_classes) {
+  return call(ops::op_one_hot(), {V::of(self), V::of(num_classes)});
+}
+
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return tessera::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return tessera::gather(*this, dim, index); }
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return tessera::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
+  return tessera::scatter(*this, dim, index, value);
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
+  return call_inplace(*this, ops::op_scatter_(), {V::of(dim), V::of(index), V::of(src)});
+}
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
+  return call_inplace(*this, ops::op_scatter_value_(), {V::of(dim), V::of(index), V::of(value)});
+}
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return tessera::scatter_add(*this, dim, index, src);
+}
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
+  return call_inplace(*this, ops::op_scatter_add_(), {V::of(dim), V::of(index), V::of(src)});
+}
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+  return tessera::index_add(*this, dim, index, source, alpha);
+}
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return call_inplace(*this, ops::op_index_add_(), {V::of(dim), V::of(index), V::of(source), V::of(alpha)});
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return tessera::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return tessera::masked_fill(*this, mask, value);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  return call_inplace(*this, ops::op_masked_fill_(), {V::of(mask), V::of(value)});
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  return call_inplace(*this, ops::op_masked_fill_tensor_(), {V::of(mask), V::of(value)});
+}
+Tensor Tensor::masked_select(const Tensor& mask) const { return tessera::masked_select(*this, mask); }
+Tensor Tensor::take(const Tensor& index) const { return tessera::take(*this, index); }
+
+}  // namespace tessera

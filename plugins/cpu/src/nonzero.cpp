@@ -102,11 +102,4 @@ void nonzero_kernel(const TsrKernelCall& call) {
   sdk::dispatch_dtype(call.dtype, [&](auto tag) { nonzero_typed<typename decltype(tag)::type>(call, self); });
 }
 
-void register_indexing_kernels(const sdk::Host& host) {
-  static constexpr KernelRegistration kTable[] = {
-      {"nonzero", kAllMask, &kernel_entry<&nonzero_kernel>},
-  };
-  register_kernels(host, kTable);
-}
-
 }  // namespace tessera::cpu

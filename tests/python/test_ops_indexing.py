@@ -1,0 +1,265 @@
+"""Indexing ops against NumPy references (hypothesis-generated shapes, dtypes,
+strided views), plus argument errors."""
+import pytest
+
+import tessera
+from oracle import ALL_DTYPES, SETTINGS, check, elements, strided, to_t  # noqa: F401
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("hypothesis")
+from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+shapes = hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=4)
+
+
+def idx_t(a, dtype=np.int64):
+    return to_t(np.array(a, dtype=dtype))  # a C-contiguous copy; 0-d stays 0-d
+
+
+def np_scatter(out, dim, index, src, add):
+    """Reference scatter / scatter_add along dim (out is modified)."""
+    flat = out.ndim == 0
+    if flat:
+        out, index, dim = out.reshape(1), index.reshape(1), 0
+        src = np.asarray(src).reshape(-1)[:1] if np.ndim(src) else src
+    if np.ndim(src) == 0:
+        src = np.broadcast_to(np.asarray(src, out.dtype), index.shape)
+    with np.errstate(over="ignore"):
+        for pos in np.ndindex(*index.shape):
+            tgt = list(pos)
+            tgt[dim] = index[pos]
+            out[tuple(tgt)] = out[tuple(tgt)] + src[pos] if add else src[pos]
+    return out.reshape(()) if flat else out
+
+
+@st.composite
+def dim_case(draw, index_bigger_ok=False):
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    shape = draw(shapes)
+    a = draw(strided(dtype, shape))
+    nd = max(len(shape), 1)
+    dim = draw(st.integers(-nd, nd - 1))
+    return dtype, a, dim
+
+
+@SETTINGS
+@given(dim_case(), st.data())
+def test_index_select(case, data):
+    dtype, a, dim = case
+    size = a.shape[dim] if a.ndim else 1
+    n = data.draw(st.integers(0, 5)) if a.ndim else 1
+    index = np.asarray(data.draw(st.lists(st.integers(0, max(size - 1, 0)), min_size=n, max_size=n)), np.int64)
+    if size == 0 and n:
+        with pytest.raises(IndexError, match="index_select.*out of bounds"):
+            tessera.index_select(to_t(a), dim, idx_t(index))
+        return
+    idt = data.draw(st.sampled_from([np.int64, np.int32]))
+    got = tessera.index_select(to_t(a), dim, idx_t(index, idt))
+    want = a.reshape(()) if a.ndim == 0 else np.take(a, index, axis=dim)
+    check(got, want, dtype)
+    check(to_t(a).index_select(dim, idx_t(index)), want, dtype)
+
+
+@SETTINGS
+@given(dim_case(), st.data())
+def test_gather(case, data):
+    dtype, a, dim = case
+    if a.ndim == 0:
+        got = tessera.gather(to_t(a), 0, idx_t(0))
+        check(got, a, dtype)
+        return
+    d = dim % a.ndim
+    ishape = tuple(data.draw(st.integers(0, s)) if k != d else data.draw(st.integers(0, 4))
+                   for k, s in enumerate(a.shape))
+    if a.shape[d] == 0:
+        ishape = ishape[:d] + (0,) + ishape[d + 1:]
+    index = data.draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, max(a.shape[d] - 1, 0))))
+    got = to_t(a).gather(dim, idx_t(index))
+    want = np.take_along_axis(a[tuple(slice(0, s) if k != d else slice(None) for k, s in enumerate(ishape))],
+                              index, axis=d) if index.size else np.zeros(ishape, a.dtype)
+    check(got, want, dtype)
+
+
+@SETTINGS
+@given(dim_case(), st.data(), st.sampled_from(["scatter", "scatter_add", "value"]))
+def test_scatter(case, data, op):
+    dtype, a, dim = case
+    if a.ndim == 0:
+        index = np.zeros((), np.int64)
+        src = np.asarray(data.draw(elements(dtype)), dtype)
+    else:
+        d = dim % a.ndim
+        ishape = tuple(data.draw(st.integers(0, s)) if k != d else data.draw(st.integers(0, 6))
+                       for k, s in enumerate(a.shape))
+        if a.shape[d] == 0:
+            ishape = ishape[:d] + (0,) + ishape[d + 1:]
+        index = data.draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, max(a.shape[d] - 1, 0))))
+        src = data.draw(strided(dtype, ishape))
+    if op == "scatter":
+        # Duplicated targets have no defined winner: make the targets unique.
+        if a.ndim:
+            d = dim % a.ndim
+            index = np.ascontiguousarray(index[tuple(slice(0, 1) if k == d else slice(None)
+                                                     for k in range(a.ndim))])
+            src = np.ascontiguousarray(src[tuple(slice(0, 1) if k == d else slice(None) for k in range(a.ndim))])
+        got = tessera.scatter(to_t(a), dim, idx_t(index), to_t(np.array(src)))
+        want = np_scatter(a.copy(), dim % max(a.ndim, 1), index, src, False)
+    elif op == "value":
+        v = data.draw(elements(dtype))
+        got = to_t(a).scatter(dim, idx_t(index), v)
+        want = np_scatter(a.copy(), dim % max(a.ndim, 1), index, np.asarray(v, dtype), False)
+    else:
+        src_t = to_t(np.array(src)) if np.ndim(src) == 0 else to_t(src)
+        got = tessera.scatter_add(to_t(a), dim, idx_t(index), src_t)
+        want = np_scatter(a.copy(), dim % max(a.ndim, 1), index, src, True)
+        if np.dtype(dtype) == np.bool_:
+            want = want.astype(bool)
+    tol = np.float32 if np.dtype(dtype) == np.float16 and op == "scatter_add" else dtype
+    check(got, want, tol)
+
+
+@SETTINGS
+@given(st.sampled_from(ALL_DTYPES), st.data())
+def test_index_add_in_place(dtype, data):
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    a = data.draw(strided(dtype, shape))
+    dim = data.draw(st.integers(0, len(shape) - 1))
+    n = data.draw(st.integers(0, 6))
+    index = np.asarray(data.draw(st.lists(st.integers(0, shape[dim] - 1), min_size=n, max_size=n)), np.int64)
+    sshape = shape[:dim] + (n,) + shape[dim + 1:]
+    source = data.draw(strided(dtype, sshape))
+    alpha = 1 if np.dtype(dtype) == np.bool_ else data.draw(st.integers(0 if np.dtype(dtype) == np.uint8 else -2, 2))
+    want = a.copy()
+    for k in range(n):
+        sel = [slice(None)] * len(shape)
+        sel[dim] = index[k]
+        src_sel = [slice(None)] * len(shape)
+        src_sel[dim] = k
+        if np.dtype(dtype) == np.bool_:
+            want[tuple(sel)] |= source[tuple(src_sel)]
+        else:
+            with np.errstate(over="ignore"):
+                want[tuple(sel)] = (want[tuple(sel)] + alpha * source[tuple(src_sel)]).astype(dtype)
+    t = to_t(a.copy())
+    r = t.index_add_(dim, idx_t(index), to_t(source), alpha=alpha)
+    assert r is t
+    check(t, want, np.float32 if np.dtype(dtype) == np.float16 else dtype)
+
+
+@st.composite
+def masked_case(draw):
+    dtype = draw(st.sampled_from(ALL_DTYPES))
+    s = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=0, max_dims=3, min_side=0, max_side=4))
+    a = draw(strided(dtype, s.input_shapes[0]))
+    mask = draw(strided(np.bool_, s.input_shapes[1]))
+    return dtype, a, mask
+
+
+@SETTINGS
+@given(masked_case(), st.data())
+def test_masked_fill_and_select(case, data):
+    dtype, a, mask = case
+    v = data.draw(elements(dtype))
+    want = np.where(mask, np.asarray(v, dtype), a)
+    check(tessera.masked_fill(to_t(a), to_t(mask), v), want, dtype)
+    check(to_t(a).masked_fill(to_t(mask), to_t(np.asarray(v, dtype))), want, dtype)
+    out = tessera.empty(*want.shape, dtype=to_t(a).dtype)
+    tessera.masked_fill(to_t(a), to_t(mask), v, out=out)
+    check(out, want, dtype)
+    ab, mb = np.broadcast_arrays(a, mask)
+    check(tessera.masked_select(to_t(a), to_t(mask)), ab[mb], dtype)
+    if want.shape == a.shape and a.size:  # (check_writable refuses some zero-size imports)
+        t = to_t(a.copy())
+        assert t.masked_fill_(to_t(mask), v) is t
+        check(t, want, dtype)
+
+
+@SETTINGS
+@given(st.sampled_from(ALL_DTYPES).flatmap(lambda d: st.tuples(st.just(d), shapes.flatmap(lambda s: strided(d, s)))),
+       st.data())
+def test_take(case, data):
+    dtype, a = case
+    n = a.size
+    ishape = data.draw(shapes)
+    if n == 0:
+        ishape = ishape if 0 in ishape else ishape + (0,)
+    index = data.draw(hnp.arrays(np.int64, ishape, elements=st.integers(-n, max(n - 1, -n))))
+    check(tessera.take(to_t(a), idx_t(index)), np.take(a, index) if index.size else np.zeros(ishape, a.dtype), dtype)
+
+
+@SETTINGS
+@given(st.sampled_from(ALL_DTYPES), st.data())
+def test_embedding_and_one_hot(dtype, data):
+    rows = data.draw(st.integers(1, 6))
+    weight = data.draw(strided(dtype, (rows, data.draw(st.integers(0, 3)))))
+    ishape = data.draw(shapes)
+    indices = data.draw(hnp.arrays(np.int64, ishape, elements=st.integers(0, rows - 1)))
+    check(tessera.embedding(to_t(weight), idx_t(indices, data.draw(st.sampled_from([np.int64, np.int32])))),
+          weight[indices], dtype)
+    classes = rows + data.draw(st.integers(0, 2))
+    check(tessera.one_hot(idx_t(indices), classes), np.eye(classes, dtype=np.int64)[indices], np.int64)
+    if indices.size:
+        check(tessera.one_hot(idx_t(indices)), np.eye(indices.max() + 1, dtype=np.int64)[indices], np.int64)
+
+
+def test_scatter_add_duplicates_with_threads():
+    n = 1 << 18
+    index = np.random.default_rng(0).integers(0, 8, n)
+    src = np.ones(n, np.int64)
+    got = tessera.scatter_add(tessera.zeros(8, dtype=tessera.int64), 0, idx_t(index), to_t(src))
+    check(got, np.bincount(index, minlength=8), np.int64)
+    got = tessera.zeros(8, dtype=tessera.float64).index_add_(0, idx_t(index), to_t(src.astype(np.float64)))
+    check(got, np.bincount(index, minlength=8).astype(np.float64), np.float64)
+    # 2-D, both dims: tiles of rows (dim 0) and plain lines (dim 1) split across threads.
+    rng = np.random.default_rng(1)
+    for dim in (0, 1):
+        src = rng.integers(-5, 5, (4096, 300) if dim == 0 else (300, 4096)).astype(np.int64)
+        index = rng.integers(0, 37, 4096)
+        want = np.zeros((37, 300) if dim == 0 else (300, 37), np.int64)
+        np.add.at(want, (index,) if dim == 0 else (slice(None), index), src)
+        got = tessera.zeros(*want.shape, dtype=tessera.int64).index_add_(dim, idx_t(index), to_t(src))
+        check(got, want, np.int64)
+        full_index = np.broadcast_to(index[:, None] if dim == 0 else index[None, :], src.shape)
+        got = tessera.zeros(*want.shape, dtype=tessera.int64).scatter_add_(dim, idx_t(full_index), to_t(src))
+        check(got, want, np.int64)
+
+
+def test_errors():
+    a = tessera.zeros(3, 2)
+    with pytest.raises(IndexError, match=r"index_select.*index 5 is out of bounds for dimension 0 with size 3"):
+        tessera.index_select(a, 0, idx_t([0, 5]))
+    with pytest.raises(IndexError, match=r"gather.*index -1"):
+        a.gather(1, idx_t([[-1]]))
+    with pytest.raises(IndexError, match=r"take.*index -7.*size 6"):
+        a.take(idx_t([-7]))
+    with pytest.raises(IndexError, match=r"scatter_add_.*index 3"):
+        a.scatter_add_(0, idx_t([[3, 0]]), tessera.ones(1, 2))
+    with pytest.raises(IndexError, match=r"embedding"):
+        tessera.embedding(a, idx_t([4]))
+    with pytest.raises(TypeError, match=r"gather.*int64"):
+        a.gather(0, idx_t([[0]], np.int32))
+    with pytest.raises(TypeError, match=r"masked_fill.*bool mask"):
+        a.masked_fill(tessera.zeros(2, dtype=tessera.uint8), 1)
+    with pytest.raises(ValueError, match=r"masked_fill.*0-d"):
+        a.masked_fill(tessera.zeros(2, dtype=tessera.bool), tessera.zeros(2))
+    with pytest.raises(ValueError, match=r"masked_fill_.*broadcast"):
+        tessera.zeros(2).masked_fill_(tessera.zeros(3, 2, dtype=tessera.bool), 1)
+    with pytest.raises(TypeError, match=r"scatter_.*dtype"):
+        a.scatter_(0, idx_t([[0]]), tessera.ones(1, 1, dtype=tessera.float64))
+    with pytest.raises(ValueError, match=r"index_select.*1-D"):
+        a.index_select(0, idx_t([[0]]))
+    with pytest.raises(IndexError, match=r"index_select.*dim"):
+        a.index_select(2, idx_t([0]))
+    with pytest.raises(ValueError, match=r"one_hot.*non-negative"):
+        tessera.one_hot(idx_t([-1, 0]))
+    with pytest.raises(TypeError, match=r"one_hot.*int64"):
+        tessera.one_hot(idx_t([0], np.int32))
+    with pytest.raises(ValueError, match=r"embedding.*padding_idx"):
+        tessera.embedding(a, idx_t([0]), padding_idx=3)
+    with pytest.raises(ValueError, match=r"masked_fill: out= tensor has shape"):
+        tessera.masked_fill(a, tessera.zeros(2, dtype=tessera.bool), 1, out=tessera.zeros(2))
+    with pytest.raises(TypeError, match=r"masked_fill: result type"):
+        tessera.masked_fill(a, tessera.zeros(2, dtype=tessera.bool), 1, out=tessera.zeros(3, 2, dtype=tessera.int32))
+    with pytest.raises(NotImplementedError, match=r"masked_select"):
+        tessera.masked_select(tessera.zeros(2, device="meta"), tessera.zeros(2, dtype=tessera.bool, device="meta"))
