@@ -401,6 +401,7 @@ void check_writable(const Operator& op, const Tensor& t) {
     throw ValueError(detail::str(op.name(), ": cannot write into a read-only tensor (", dtype_name(t.scalar_type()),
                                  t.sizes(), " on ", t.device().str(), ", e.g. imported from a read-only DLPack producer)"));
   }
+  if (t.numel() == 0) return;  // nothing is written, whatever the strides
   const IntArrayRef sizes = t.sizes(), strides = t.strides();
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (sizes[i] > 1 && strides[i] == 0) [[unlikely]] {

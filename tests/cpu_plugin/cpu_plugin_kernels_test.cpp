@@ -589,6 +589,12 @@ const std::map<std::string, uint64_t>& expected_kernels() {
       {"softmax", kFloats}, {"log_softmax", kFloats}, {"layer_norm", kFloats}, {"nll_loss", kFloats},
       {"_nll_loss_smoothed", kFloats}, {"conv2d", kFloats}, {"max_pool2d", kInts | kFloats},
       {"avg_pool2d", kFloats},
+      // indexing and random families
+      {"gather", kAll}, {"index_select", kAll}, {"scatter_", kAll}, {"scatter_.value", kAll},
+      {"scatter_add_", kAll}, {"index_add_", kAll}, {"take", kAll}, {"masked_fill", kAll},
+      {"masked_select", kAll}, {"uniform_", kFloats}, {"normal_", kFloats}, {"random_", kAll},
+      {"bernoulli_.float", kAll}, {"bernoulli_.Tensor", kAll}, {"randperm", kInts | kFloats},
+      {"dropout", kFloats},
   };
   return k;
 }
