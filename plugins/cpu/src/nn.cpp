@@ -12,7 +12,6 @@
 #include <vector>
 
 #ifdef __linux__
-#include <sys/mman.h>
 #endif
 
 namespace tessera::cpu {
@@ -47,22 +46,6 @@ bool is_dense(const DLTensor& t) {
   return true;
 }
 
-// A large output is usually fresh memory from mmap that the kernel touches
-// first: asking for transparent huge pages there turns ~500 page faults per
-// MiB into one per 2 MiB (as NumPy does for its arrays). Advisory only.
-void prefer_huge_pages(void* p, size_t bytes) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (bytes < 2 * kHuge) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + bytes) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)p;
-  (void)bytes;
-#endif
-}
-
 // ---- softmax / log_softmax ----
 
 template <bool Log>
@@ -94,7 +77,6 @@ void softmax_impl(const TsrKernelCall& call) {
       using A = acc_float_t<T>;
       const T* in = reinterpret_cast<const T*>(data_ptr(x));
       T* o = reinterpret_cast<T*>(data_ptr(out));
-      prefer_huge_pages(o, static_cast<size_t>(total) * sizeof(T));
       if constexpr (std::is_same_v<T, A>) {
         if (inner == 1 && is_dense(x)) {  // rows are dense and back to back: no copies
           parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {

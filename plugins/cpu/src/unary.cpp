@@ -6,7 +6,6 @@
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
-#include "unary_pages.hpp"
 #include "vec_math.hpp"
 
 #include <cmath>
@@ -25,7 +24,6 @@ Unary unary_operands(const TsrKernelCall& call, TsrDType out_dtype) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
   DLTensor& out = output(call, 0, out_dtype);
   check_same_shape(self, "self", out, "out");
-  advise_huge_pages(out);
   return {&self, &out};
 }
 Unary unary_operands(const TsrKernelCall& call) { return unary_operands(call, call.dtype); }
