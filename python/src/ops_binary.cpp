@@ -65,39 +65,41 @@ nb::object in_place(nb::handle self, const F& f) {
 
 void register_binary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- add, sub, mul, div: out=, a number first, in-place with a number ----
-  m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return add_out(out, a, b, alpha);
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out"), nb::rv_policy::reference);
-  m.def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return add_out(out, a, b, alpha);
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out"), nb::rv_policy::reference);
+  m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
+    return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
+  m.def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha, nb::handle out) {
+    return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("add", [](const Scalar& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
     return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
-  m.def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return sub_out(out, a, b, alpha);
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out"), nb::rv_policy::reference);
-  m.def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return sub_out(out, a, b, alpha);
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out"), nb::rv_policy::reference);
+  m.def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
+    return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
+  m.def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha, nb::handle out) {
+    return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("sub", [](const Scalar& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
     return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
-  m.def("mul", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { return mul_out(out, a, b); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out"), nb::rv_policy::reference);
-  m.def("mul", [](const Tensor& a, const Scalar& b, Tensor& out) -> Tensor& { return mul_out(out, a, b); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out"), nb::rv_policy::reference);
+  m.def("mul", [](const Tensor& a, const Tensor& b, nb::handle out) {
+    return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
+  m.def("mul", [](const Tensor& a, const Scalar& b, nb::handle out) {
+    return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("mul", [](const Scalar& a, const Tensor& b, nb::handle out) {
     return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
-  m.def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r, Tensor& out) -> Tensor& {
-    return div_out(out, a, b, rounding(r));
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(), nb::arg("out"),
-     nb::rv_policy::reference);
-  m.def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r, Tensor& out) -> Tensor& {
-    return div_out(out, a, b, rounding(r));
-  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(), nb::arg("out"),
-     nb::rv_policy::reference);
+  m.def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r, nb::handle out) {
+    return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
+     nb::arg("out") = nb::none());
+  m.def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r, nb::handle out) {
+    return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
+  }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
+     nb::arg("out") = nb::none());
   m.def("div", [](const Scalar& a, const Tensor& b, const std::optional<std::string>& r, nb::handle out) {
     return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),

@@ -121,6 +121,14 @@ const Tensor* opt_tensor(const IValue& v) {
 Tensor clamp_value(const Operator& op, const Tensor& self, const Tensor* lo, const Tensor* hi) {
   TSR_CHECK(self.defined(), ValueError, op.name(), ": self is an undefined tensor");
   TSR_CHECK(lo != nullptr || hi != nullptr, ValueError, op.name(), ": at least one of 'min' or 'max' must not be None");
+  // Checked here so that errors name clamp rather than maximum/minimum.
+  for (const Tensor* bound : {lo, hi}) {
+    if (bound == nullptr) continue;
+    TSR_CHECK(bound->device() == self.device(), ValueError, op.name(), ": expected all tensors on one device, got self on ",
+              self.device(), " and a bound on ", bound->device());
+    (void)broadcast_shapes(op, self.sizes(), bound->sizes());
+  }
+  if (lo != nullptr && hi != nullptr) (void)broadcast_shapes(op, lo->sizes(), hi->sizes());
   Tensor r = self;
   if (lo != nullptr) r = tessera::maximum(r, *lo);
   if (hi != nullptr) r = tessera::minimum(r, *hi);
