@@ -214,3 +214,21 @@ def test_addcmul_addcdiv_forms_and_errors():
         i.clone().addcmul_(x, x)
     with pytest.raises(ValueError, match="addcmul"):
         tessera.addcmul(s, x, tessera.ones(3))
+
+
+def test_bfloat16():
+    rng = np.random.default_rng(1)
+    s, x, y = (rng.uniform(0.5, 3, size=(2, 3)).astype(np.float32) for _ in range(3))
+    ts, tx, ty = (to_t(v).to(tessera.bfloat16) for v in (s, x, y))
+    rs, rx, ry = (np.asarray(t.to(tessera.float32).tolist(), dtype=np.float64) for t in (ts, tx, ty))
+    cond = rx > 1.5
+    cases = [
+        (tessera.where(to_t(cond), ts, tx), np.where(cond, rs, rx)),
+        (tessera.clamp(ts, tx, ty), np.minimum(np.maximum(rs, rx), ry)),
+        (tessera.lerp(ts, tx, 0.25), rs + 0.25 * (rx - rs)),
+        (tessera.addcmul(ts, tx, ty, value=0.5), rs + 0.5 * rx * ry),
+        (tessera.addcdiv(ts, tx, ty, value=2), rs + 2 * rx / ry),
+    ]
+    for got, want in cases:
+        assert got.dtype == tessera.bfloat16
+        np.testing.assert_allclose(got.to(tessera.float32).tolist(), want, rtol=1e-2, atol=1e-2)
