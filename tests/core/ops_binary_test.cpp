@@ -154,3 +154,24 @@ TEST(BinaryOps, ErrorsNameTheOp) {
                 .find("eq"),
             std::string::npos);
 }
+
+TEST(BinaryOps, LargeFloatAddMulMatchAScalarLoop) {
+  // Above the OpenMP grain and the huge-page threshold, dense and strided, in place.
+  const int64_t n = (int64_t{1} << 21) + 3;
+  const Tensor a = arange(n, kFloat).div(7.0), b = arange(n, kFloat).mul(0.5f).add(1);
+  const auto av = a.to_vector<float>(), bv = b.to_vector<float>();
+  const auto sum = add(a, b).to_vector<float>(), prod = mul(a, b).to_vector<float>();
+  const auto diff = sub(a, b).to_vector<float>();
+  for (int64_t i = 0; i < n; i += 997) {
+    ASSERT_EQ(sum[i], av[i] + bv[i]);
+    ASSERT_EQ(prod[i], av[i] * bv[i]);
+    ASSERT_EQ(diff[i], av[i] - bv[i]);
+  }
+  Tensor x = a.clone();
+  x.mul_(x);
+  const auto sq = x.to_vector<float>();
+  for (int64_t i = 0; i < n; i += 997) ASSERT_EQ(sq[i], av[i] * av[i]);
+  const Tensor s = a.slice(0, 0, n - 1, 2), t = b.slice(0, 1, n, 2);  // strided: the generic loop
+  const auto st = add(s, t).to_vector<float>();
+  for (int64_t i = 0; i < s.numel(); i += 997) ASSERT_EQ(st[i], av[2 * i] + bv[2 * i + 1]);
+}

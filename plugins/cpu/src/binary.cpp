@@ -2,6 +2,7 @@
 // operands (broadcast inputs arrive with stride 0; out may be self for in-place
 // ops). Comparisons and logical ops write bool.
 #include "binary_math.hpp"
+#include "binary_dense.hpp"
 #include "binary_output.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
@@ -76,6 +77,11 @@ void add_or_sub(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       const C alpha = alpha_as<T>(call);
+      if constexpr (std::is_same_v<T, float>) {
+        if (alpha == 1.0f &&
+            dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain))
+          return;
+      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [alpha](T x, T y) -> T {
                       return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y));
@@ -205,6 +211,9 @@ void mul_kernel(const TsrKernelCall& call) {
       binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [](T x, T y) -> T { return wrap_mul(x, y); });
     } else {
       using C = compute_t<T>;
+      if constexpr (std::is_same_v<T, float>) {
+        if (dense_f32<DenseOp::Mul>(*ops.out, *ops.self, *ops.other, kGrain)) return;
+      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [](T x, T y) -> T { return T(C(x) * C(y)); });
     }
