@@ -29,8 +29,10 @@ inline void advise_huge_pages(const DLTensor& out) {
   }
   constexpr uintptr_t kPage = 4096;
   const auto begin = reinterpret_cast<uintptr_t>(data_ptr(out));
-  const uintptr_t first = (begin + kPage - 1) & ~(kPage - 1);  // whole pages inside the output
-  const uintptr_t last = (begin + static_cast<uintptr_t>(n) * itemsize) & ~(kPage - 1);
+  // Every page the output touches, so that the 2 MiB windows at both ends can
+  // be huge pages too (the advice covers whole pages; it changes no data).
+  const uintptr_t first = begin & ~(kPage - 1);
+  const uintptr_t last = (begin + static_cast<uintptr_t>(n) * itemsize + kPage - 1) & ~(kPage - 1);
   if (last > first) (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 }
 
