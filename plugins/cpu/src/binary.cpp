@@ -1,5 +1,9 @@
-// add, sub, mul, div: out = op(self, other) on same-shape, same-dtype operands
-// (broadcast inputs arrive with stride 0; out may be self for in-place ops).
+// Binary pointwise kernels: out = op(self, other) on same-shape, same-dtype
+// operands (broadcast inputs arrive with stride 0; out may be self for in-place
+// ops). Comparisons and logical ops write bool.
+#include "binary_math.hpp"
+#include "binary_dense.hpp"
+#include "binary_output.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
@@ -17,12 +21,13 @@ struct Binary {
   DLTensor* out;
 };
 
-Binary binary_operands(const TsrKernelCall& call) {
+Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
   const DLTensor& other = tensor_arg(call, 1, "other", call.dtype);
-  DLTensor& out = output(call, 0, call.dtype);
+  DLTensor& out = output(call, 0, out_dtype >= 0 ? out_dtype : call.dtype);
   check_same_shape(self, "self", out, "out");
   check_same_shape(other, "other", out, "out");
+  advise_huge_pages(out);
   return {&self, &other, &out};
 }
 
@@ -72,6 +77,11 @@ void add_or_sub(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       const C alpha = alpha_as<T>(call);
+      if constexpr (std::is_same_v<T, float>) {
+        if (alpha == 1.0f &&
+            dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain))
+          return;
+      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [alpha](T x, T y) -> T {
                       return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y));
@@ -114,11 +124,11 @@ inline T int_floor_divide(T a, T b) {  // b != 0
   }
 }
 
-// True if any element of t is zero. Broadcast (stride 0) and size-1 dims are
+// True if pred holds for any element of t. Broadcast (stride 0) and size-1 dims are
 // dropped first, so each distinct element is read once. Checked before any
 // output is written, so a failing in-place division leaves self untouched.
-template <typename T>
-bool any_zero(const DLTensor& t) {
+template <typename T, typename Pred>
+bool any_of(const DLTensor& t, Pred pred) {
   int64_t shape[sdk::StridedIter<1>::kMaxDims];
   int64_t strides[sdk::StridedIter<1>::kMaxDims];
   int32_t nd = 0;
@@ -133,18 +143,43 @@ bool any_zero(const DLTensor& t) {
   sdk::IterOperand op{data_ptr(t), strides, static_cast<int64_t>(sizeof(T))};
   const sdk::StridedIter<1> it(nd, shape, {op});
   bool found = false;
-  it.for_each([&found](char** p, const int64_t* s, int64_t n) {
+  it.for_each([&found, &pred](char** p, const int64_t* s, int64_t n) {
     if (found) return;
-    bool zero = false;
+    bool hit = false;
     if (s[0] == static_cast<int64_t>(sizeof(T))) {
       const T* x = reinterpret_cast<const T*>(p[0]);
-      for (int64_t i = 0; i < n; ++i) zero |= (x[i] == 0);
+      for (int64_t i = 0; i < n; ++i) hit |= pred(x[i]);
     } else {
-      for (int64_t i = 0; i < n; ++i) zero |= (*reinterpret_cast<const T*>(p[0] + i * s[0]) == 0);
+      for (int64_t i = 0; i < n; ++i) hit |= pred(*reinterpret_cast<const T*>(p[0] + i * s[0]));
     }
-    found = zero;
+    found = hit;
   });
   return found;
+}
+
+template <typename T>
+bool any_zero(const DLTensor& t) {
+  return any_of<T>(t, [](T x) { return x == 0; });
+}
+
+// out = f(C(self), C(other)) with C the compute type of T (bool for bool, float
+// for float16/bfloat16), stored as Out (T itself, or bool for comparisons).
+template <typename T, typename Out = T, typename F>
+void map_compute(const Binary& ops, int64_t grain, F f) {
+  using S = storage_t<T>;
+  using SO = storage_t<Out>;
+  using C = compute_t<T>;
+  run_elementwise<3>(ops.out->ndim, ops.out->shape,
+                     {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.self),
+                      sdk::IterOperand::of(*ops.other)},
+                     kIsHalfLike<T> ? kGrainExpensive : grain,
+                     sdk::basic_loop<SO, S, S>([f](S x, S y) -> SO {
+                       if constexpr (std::is_same_v<Out, bool>) {
+                         return static_cast<SO>(f(static_cast<C>(x), static_cast<C>(y)) ? 1 : 0);
+                       } else {
+                         return static_cast<SO>(static_cast<Out>(f(static_cast<C>(x), static_cast<C>(y))));
+                       }
+                     }));
 }
 
 enum class Rounding { kNone, kTrunc, kFloor };
@@ -176,6 +211,9 @@ void mul_kernel(const TsrKernelCall& call) {
       binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [](T x, T y) -> T { return wrap_mul(x, y); });
     } else {
       using C = compute_t<T>;
+      if constexpr (std::is_same_v<T, float>) {
+        if (dense_f32<DenseOp::Mul>(*ops.out, *ops.self, *ops.other, kGrain)) return;
+      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [](T x, T y) -> T { return T(C(x) * C(y)); });
     }
@@ -221,12 +259,153 @@ void div_kernel(const TsrKernelCall& call) {
   });
 }
 
+namespace {
+
+void remainder_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("remainder is not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      if (any_zero<T>(*ops.other)) invalid("integer remainder by zero");
+      map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_remainder(x, y); });
+    } else {
+      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return float_remainder(x, y); });
+    }
+  });
+}
+
+void fmod_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("fmod is not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      if (any_zero<T>(*ops.other)) invalid("integer fmod by zero");
+      map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_fmod(x, y); });
+    } else {
+      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::fmod(x, y); });
+    }
+  });
+}
+
+void pow_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      invalid("pow is not defined for bool tensors");
+    } else if constexpr (kIsInteger<T>) {
+      if constexpr (std::is_signed_v<T>) {
+        if (any_of<T>(*ops.other, [](T x) { return x < 0; }))
+          invalid("integers to negative integer powers are not allowed");
+      }
+      map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_pow(x, y); });
+    } else {
+      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::pow(x, y); });
+    }
+  });
+}
+
+void atan2_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("atan2 needs a floating dtype (the core promotes integer and bool inputs to float32)");
+    } else {
+      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::atan2(x, y); });
+    }
+  });
+}
+
+template <bool kMax>
+void max_min_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_compute<T>(ops, kGrain, [](auto x, auto y) { return kMax ? nan_max(x, y) : nan_min(x, y); });
+  });
+}
+
+enum class Cmp { Eq, Ne, Lt, Le, Gt, Ge, And, Or, Xor };
+
+// Comparisons and logical ops: inputs of the dispatch dtype, bool out.
+template <Cmp K>
+void compare_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call, TSR_DTYPE_BOOL);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    map_compute<T, bool>(ops, kGrain, [](auto x, auto y) -> bool {
+      using C = decltype(x);
+      if constexpr (K == Cmp::Eq) return x == y;
+      if constexpr (K == Cmp::Ne) return x != y;
+      if constexpr (K == Cmp::Lt) return x < y;
+      if constexpr (K == Cmp::Le) return x <= y;
+      if constexpr (K == Cmp::Gt) return x > y;
+      if constexpr (K == Cmp::Ge) return x >= y;
+      if constexpr (K == Cmp::And) return (x != C(0)) & (y != C(0));
+      if constexpr (K == Cmp::Or) return (x != C(0)) | (y != C(0));
+      if constexpr (K == Cmp::Xor) return (x != C(0)) != (y != C(0));
+    });
+  });
+}
+
+enum class Bits { And, Or, Xor, Shl, Shr };
+
+template <Bits K>
+void bits_kernel(const TsrKernelCall& call) {
+  const Binary ops = binary_operands(call);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloating<T>) {
+      invalid("bitwise ops need an integer or bool dtype");
+    } else if constexpr (K == Bits::Shl || K == Bits::Shr) {
+      if constexpr (std::is_same_v<T, bool>) {
+        invalid("shifts are not defined for bool tensors");
+      } else {
+        map_compute<T>(ops, kGrain, [](T x, T y) { return K == Bits::Shl ? shift_left(x, y) : shift_right(x, y); });
+      }
+    } else {
+      map_compute<T>(ops, kGrain, [](T x, T y) -> T {
+        if constexpr (K == Bits::And) return static_cast<T>(x & y);
+        if constexpr (K == Bits::Or) return static_cast<T>(x | y);
+        return static_cast<T>(x ^ y);
+      });
+    }
+  });
+}
+
+}  // namespace
+
 void register_binary_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
       {"add", kAllMask, &kernel_entry<&add_kernel>},
       {"sub", kNumericMask, &kernel_entry<&sub_kernel>},
       {"mul", kAllMask, &kernel_entry<&mul_kernel>},
       {"div", kNumericMask, &kernel_entry<&div_kernel>},
+      {"remainder", kNumericMask, &kernel_entry<&remainder_kernel>},
+      {"fmod", kNumericMask, &kernel_entry<&fmod_kernel>},
+      {"pow", kNumericMask, &kernel_entry<&pow_kernel>},
+      {"atan2", kFloatMask, &kernel_entry<&atan2_kernel>},
+      {"maximum", kAllMask, &kernel_entry<&max_min_kernel<true>>},
+      {"minimum", kAllMask, &kernel_entry<&max_min_kernel<false>>},
+      {"eq", kAllMask, &kernel_entry<&compare_kernel<Cmp::Eq>>},
+      {"ne", kAllMask, &kernel_entry<&compare_kernel<Cmp::Ne>>},
+      {"lt", kAllMask, &kernel_entry<&compare_kernel<Cmp::Lt>>},
+      {"le", kAllMask, &kernel_entry<&compare_kernel<Cmp::Le>>},
+      {"gt", kAllMask, &kernel_entry<&compare_kernel<Cmp::Gt>>},
+      {"ge", kAllMask, &kernel_entry<&compare_kernel<Cmp::Ge>>},
+      {"logical_and", kAllMask, &kernel_entry<&compare_kernel<Cmp::And>>},
+      {"logical_or", kAllMask, &kernel_entry<&compare_kernel<Cmp::Or>>},
+      {"logical_xor", kAllMask, &kernel_entry<&compare_kernel<Cmp::Xor>>},
+      {"bitwise_and", kBoolMask | kIntMask, &kernel_entry<&bits_kernel<Bits::And>>},
+      {"bitwise_or", kBoolMask | kIntMask, &kernel_entry<&bits_kernel<Bits::Or>>},
+      {"bitwise_xor", kBoolMask | kIntMask, &kernel_entry<&bits_kernel<Bits::Xor>>},
+      {"bitwise_left_shift", kIntMask, &kernel_entry<&bits_kernel<Bits::Shl>>},
+      {"bitwise_right_shift", kIntMask, &kernel_entry<&bits_kernel<Bits::Shr>>},
   };
   register_kernels(host, kTable);
 }
