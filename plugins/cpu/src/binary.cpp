@@ -3,7 +3,6 @@
 // ops). Comparisons and logical ops write bool.
 #include "binary_math.hpp"
 #include "binary_dense.hpp"
-#include "binary_output.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
@@ -27,7 +26,6 @@ Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
   DLTensor& out = output(call, 0, out_dtype >= 0 ? out_dtype : call.dtype);
   check_same_shape(self, "self", out, "out");
   check_same_shape(other, "other", out, "out");
-  advise_huge_pages(out);
   return {&self, &other, &out};
 }
 

@@ -6,6 +6,8 @@
 #include "device.hpp"
 
 #include "common.hpp"
+#include "aligned_memory.hpp"
+#include "large_block_cache.hpp"
 #include "parallel.hpp"
 
 #include <omp.h>
@@ -23,20 +25,6 @@ namespace {
 
 std::string g_model = "CPU";
 
-// glibc's posix_memalign/aligned_alloc cost ~4x a plain malloc for small
-// blocks, and allocation sits on the path of every tiny op. So over-allocate by
-// the alignment and keep the distance to the raw block (1..64) in the byte just
-// before the aligned pointer.
-void* aligned_malloc(size_t nbytes) {
-  if (nbytes > SIZE_MAX - kMemoryAlignment) return nullptr;
-  auto* raw = static_cast<unsigned char*>(std::malloc(nbytes + kMemoryAlignment));
-  if (raw == nullptr) return nullptr;
-  const uintptr_t aligned = (reinterpret_cast<uintptr_t>(raw) + kMemoryAlignment) & ~uintptr_t{kMemoryAlignment - 1};
-  auto* p = reinterpret_cast<unsigned char*>(aligned);
-  p[-1] = static_cast<unsigned char>(p - raw);
-  return p;
-}
-
 // Blocks of 4 MiB and more come fresh from mmap; with transparent huge pages in
 // "madvise" mode (the usual default) the first writes to a 64 MB output would
 // take ~16K page faults, costing more than an exp over it. Asking for huge pages
@@ -44,22 +32,19 @@ void* aligned_malloc(size_t nbytes) {
 // arrays). Advisory: an error only means small pages.
 void prefer_huge_pages(void* p, size_t nbytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  if (nbytes < 2 * kHuge) return;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + nbytes) & ~(kHuge - 1);
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+  constexpr uintptr_t kPage = 4096;
+  if (nbytes < (size_t{4} << 20)) return;
+  // Every page the block touches: such a block is its own mmap, so the 2 MiB
+  // windows at both ends may become huge pages too. Advice changes no data.
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(p) + nbytes + kPage - 1) & ~(kPage - 1);
+  (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)nbytes;
 #endif
 }
 
-void aligned_free(void* ptr) {
-  if (ptr == nullptr) return;
-  auto* p = static_cast<unsigned char*>(ptr);
-  std::free(p - p[-1]);
-}
 
 void check_index(int32_t index) {
   if (index != 0) {
@@ -82,16 +67,32 @@ TsrError* describe_device(void*, int32_t index, char* buf, size_t buf_size) noex
 TsrError* allocate(void*, int32_t index, size_t nbytes, TsrStream, void** ptr) noexcept {
   return sdk::guard([&] {
     check_index(index);
+    if (nbytes >= kLargeBlockMin) {
+      const size_t size = large_block_size(nbytes);
+      void* p = large_block_take(size);
+      if (p == nullptr) {
+        p = aligned_malloc(size);
+        if (p == nullptr) {
+          fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
+        }
+        prefer_huge_pages(p, size);
+      }
+      *ptr = p;
+      return;
+    }
     void* p = aligned_malloc(nbytes);
     if (p == nullptr && nbytes > 0) {
       fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
     }
-    if (p != nullptr) prefer_huge_pages(p, nbytes);
     *ptr = p;
   });
 }
 
-void deallocate(void*, int32_t, void* ptr, size_t, TsrStream) noexcept { aligned_free(ptr); }
+// nbytes is what allocate was asked for (abi.h), so the cached size matches.
+void deallocate(void*, int32_t, void* ptr, size_t nbytes, TsrStream) noexcept {
+  if (ptr != nullptr && nbytes >= kLargeBlockMin && large_block_give(ptr, large_block_size(nbytes))) return;
+  aligned_free(ptr);
+}
 
 TsrError* copy(void*, const TsrCopyRequest* req) noexcept {
   return sdk::guard([&] {

@@ -1,7 +1,6 @@
 // where, lerp, addcmul, addcdiv: out = f(a, b, c) on same-shape operands
 // (broadcast inputs arrive with stride 0; out may be self for in-place ops).
 // clamp is a composite of maximum and minimum in the core: no kernel here.
-#include "binary_output.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
@@ -27,7 +26,6 @@ Ternary ternary_operands(const TsrKernelCall& call, const char* a_name, TsrDType
   check_same_shape(a, a_name, out, "out");
   check_same_shape(b, b_name, out, "out");
   check_same_shape(c, c_name, out, "out");
-  advise_huge_pages(out);
   return {&a, &b, &c, &out};
 }
 
