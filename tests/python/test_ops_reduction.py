@@ -409,3 +409,23 @@ def test_errors_name_the_op_and_the_problem():
         t.max(dim=0.5)
     with pytest.raises(TypeError):
         t.cumsum()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.uint8, np.bool_])
+def test_argmax_ties_and_infinities_on_long_rows(dtype):
+    # Many equal extremes, lanes and tails of every length: the first index wins.
+    rng = np.random.default_rng(5)
+    for n in [15, 16, 17, 31, 33, 100, 513, 1500]:
+        a = rng.integers(0, 3, size=(6, n)).astype(dtype)
+        t = to_t(a)
+        check(t.argmax(1), a.argmax(1), np.int64)
+        check(t.argmin(1), a.argmin(1), np.int64)
+        check(t.max(1).values, a.max(1), dtype)
+        check(t.min(1).indices, a.argmin(1), np.int64)
+    if np.dtype(dtype).kind == "f":
+        a = np.full((2, 40), -np.inf, dtype=dtype)
+        a[1, 37] = np.inf
+        assert to_t(a).argmax(1).tolist() == [0, 37]
+        assert to_t(a).argmin(1).tolist() == [0, 0]
+        a[0, 39] = np.nan
+        assert to_t(a).argmax(1).tolist() == [39, 37]

@@ -11,6 +11,10 @@
 namespace tessera::cpu {
 
 inline constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
+/// Elements of reduction work worth a second thread. Higher than kGrain: a
+/// reduction streams its input once (about a cycle per element), and on a busy
+/// machine waking a sleeping OpenMP thread can cost far more than the work.
+inline constexpr int64_t kReduceGrain = int64_t{1} << 18;
 
 struct Dim {
   int64_t size;

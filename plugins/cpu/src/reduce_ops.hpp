@@ -181,7 +181,7 @@ inline void for_each_run(const Layout& L, const S* base, int64_t begin, int64_t 
 /// f(in_offset, out_offset) for every output, outputs split over threads.
 template <typename F>
 inline void for_each_output(const Layout& L, int64_t cost_per_output, const F& f) {
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, cost_per_output));
+  const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, cost_per_output));
   parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       int64_t io, oo;
@@ -202,7 +202,7 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
     return;
   }
   const int64_t threads = max_threads();
-  if (L.inner && L.n_out < threads && L.n_red >= 4 * kGrain) {  // few outputs: split each one's elements
+  if (L.inner && L.n_out < threads && L.n_red >= kReduceGrain) {  // few outputs: split each one's elements
     const int64_t chunks = threads;
     for (int64_t i = 0; i < L.n_out; ++i) {
       int64_t io, oo;
@@ -235,7 +235,7 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
   const Dim& lane = L.kept[0];
   const int64_t tiles = (lane.size + kTileW - 1) / kTileW;
   const int64_t outer = L.n_out / lane.size;
-  parallel_for(outer * tiles, std::max<int64_t>(1, kGrain / (kTileW * L.n_red)), [&](int64_t t0, int64_t t1) {
+  parallel_for(outer * tiles, std::max<int64_t>(1, kReduceGrain / (kTileW * L.n_red)), [&](int64_t t0, int64_t t1) {
     A acc[kTileW];
     int64_t index[kMaxDims];
     for (int64_t task = t0; task < t1; ++task) {
@@ -267,6 +267,34 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
 
 // ---- max.dim / min.dim: values and the index of the first extreme (first NaN) ----
 
+// First i in [i, n) where p[i] equals m (is NaN when m is NaN): 32-element
+// chunks are tested with one vectorizable OR of compares, then the hit chunk
+// is walked.
+template <typename T>
+inline int64_t find_first(const storage_t<T>* p, int64_t i, int64_t n, cmp_t<T> m) {
+  constexpr int64_t kChunk = 32;
+  const bool nan = is_nan(m);
+  if (nan) {
+    for (; i + kChunk <= n; i += kChunk) {
+      int hit = 0;
+      for (int64_t j = 0; j < kChunk; ++j) hit |= is_nan(load_cmp<T>(p[i + j])) ? 1 : 0;
+      if (hit) break;
+    }
+  } else {
+    for (; i + kChunk <= n; i += kChunk) {
+      int hit = 0;
+      for (int64_t j = 0; j < kChunk; ++j) hit |= load_cmp<T>(p[i + j]) == m ? 1 : 0;
+      if (hit) break;
+    }
+  }
+  if (nan) {
+    while (!is_nan(load_cmp<T>(p[i]))) ++i;
+  } else {
+    while (load_cmp<T>(p[i]) != m) ++i;
+  }
+  return i;
+}
+
 template <typename T, bool IsMax>
 void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, const int64_t* dims, size_t ndims,
                  bool keepdim) {
@@ -295,13 +323,22 @@ void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, cons
     const S* p = in + io;
     C m = Op::init();
     int64_t idx = 0;
-    if (s == 1) {  // vectorized value, then a scan for its first position (the row is hot in cache)
-      fold_run<T, Op>(p, n, 1, m);
-      if (is_nan(m)) {
-        while (!is_nan(load_cmp<T>(p[idx]))) ++idx;
-      } else {
-        while (load_cmp<T>(p[idx]) != m) ++idx;
+    if (s == 1) {
+      // Vectorized block maxima; only the first block holding the winner is
+      // then scanned for its position (in cache, at most kArgBlock elements).
+      constexpr int64_t kArgBlock = 512;
+      int64_t best = 0;
+      for (int64_t b = 0; b < n; b += kArgBlock) {
+        C bm = Op::init();
+        fold_run<T, Op>(p + b, std::min(kArgBlock, n - b), 1, bm);
+        const bool better = IsMax ? bm > m : bm < m;
+        if (b == 0 || better || is_nan(bm)) {
+          m = bm;
+          best = b;
+          if (is_nan(bm)) break;  // the first NaN wins
+        }
       }
+      idx = find_first<T>(p, best, std::min(n, best + kArgBlock), m);
     } else {
       m = load_cmp<T>(p[0]);
       for (int64_t i = 1; i < n && !is_nan(m); ++i) {

@@ -49,7 +49,7 @@ void scan_typed(const DLTensor& self, DLTensor& out, int64_t d) {
       return static_cast<S>(convert<T>(a));
     }
   };
-  const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, n));
+  const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, n));
   parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) {
     for (int64_t line = b; line < e; ++line) {
       int64_t io, oo;
