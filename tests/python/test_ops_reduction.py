@@ -429,3 +429,19 @@ def test_argmax_ties_and_infinities_on_long_rows(dtype):
         assert to_t(a).argmin(1).tolist() == [0, 0]
         a[0, 39] = np.nan
         assert to_t(a).argmax(1).tolist() == [39, 37]
+
+
+def test_reductions_big_enough_for_threads():
+    # Above the streaming grain (2**26 elements) the work is split over threads.
+    a = np.zeros(2**26 + 6, dtype=np.uint8)
+    a[12_345_678] = 7
+    a[-1] = 1
+    t = to_t(a)
+    assert t.amax().item() == 7
+    assert t.argmax().item() == 12_345_678
+    assert t.sum().item() == 8
+    assert t.any().item() == 1 and t.all().item() == 0
+    rows = t.view(2, -1)
+    assert rows.amax(1).tolist() == [7, 1]
+    assert rows.max(1).indices.tolist() == [12_345_678, a.size // 2 - 1]
+    assert rows.sum(1).tolist() == [7, 1]

@@ -205,7 +205,7 @@ struct Reducer {
   Acc sum_all_parallel(const S* base) const {
     const int64_t nb = blocks();
     std::vector<Acc> partial(static_cast<size_t>(nb));
-    parallel_for(nb, std::max<int64_t>(1, kReduceGrain / (2 * kBlock)), [&](int64_t b0, int64_t b1) {
+    parallel_chunks(nb, kBlock, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) partial[static_cast<size_t>(b)] = block(base, b);
     });
     Cascade<Acc> acc;
@@ -277,7 +277,7 @@ void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
   using O = storage_t<Out>;
   const Reducer<T, Acc> red{L};
   const int64_t threads = max_threads();
-  const bool few_outputs = L.n_out < threads && L.n_red >= kReduceGrain;
+  const bool few_outputs = L.n_out < threads && L.n_red >= kStreamGrain;
   if (few_outputs && threads > 1) {  // e.g. a full reduction: split each output's blocks
     for (int64_t i = 0; i < L.n_out; ++i) {
       int64_t io, oo;
@@ -303,8 +303,7 @@ void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
       *reinterpret_cast<O*>(p[0] + i * s[0]) = store_acc<Out, Acc>(red.sum_all(reinterpret_cast<const S*>(p[1] + i * s[1])));
     }
   };
-  const int64_t grain = std::max<int64_t>(1, kReduceGrain / L.n_red);
-  parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) { it.for_range(b, e, loop); });
+  parallel_chunks(L.n_out, L.n_red, [&](int64_t b, int64_t e) { it.for_range(b, e, loop); });
 }
 
 template <typename T, typename Out>
@@ -323,7 +322,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
 
   if (row_blocks == 1) {  // few rows: every (outer, tile) pair is one independent task
     const int64_t tasks = outer * tiles;
-    parallel_for(tasks, std::max<int64_t>(1, kReduceGrain / (kTile * L.n_red)), [&](int64_t t0, int64_t t1) {
+    parallel_for(tasks, std::max<int64_t>(1, kStreamGrain / (kTile * L.n_red)), [&](int64_t t0, int64_t t1) {
       VecCascade<Acc> vc;
       Acc sums[kTile];
       for (int64_t task = t0; task < t1; ++task) {
@@ -346,7 +345,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
     int64_t io, oo;
     offsets_of(o, L.kept + 1, L.nk - 1, io, oo);
     const S* base = in + io;
-    parallel_for(row_blocks, std::max<int64_t>(1, kReduceGrain / (kBlockRows * lane.size)), [&](int64_t b0, int64_t b1) {
+    parallel_for(row_blocks, std::max<int64_t>(1, kStreamGrain / (kBlockRows * lane.size)), [&](int64_t b0, int64_t b1) {
       VecCascade<Acc> vc;
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t r0 = b * kBlockRows, r1 = std::min(L.n_red, r0 + kBlockRows);
@@ -356,7 +355,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
         }
       }
     });
-    parallel_for(tiles, std::max<int64_t>(1, kReduceGrain / (kTile * row_blocks)), [&](int64_t t0, int64_t t1) {
+    parallel_for(tiles, std::max<int64_t>(1, kStreamGrain / (kTile * row_blocks)), [&](int64_t t0, int64_t t1) {
       VecCascade<Acc> vc;
       Acc sums[kTile];
       for (int64_t t = t0; t < t1; ++t) {

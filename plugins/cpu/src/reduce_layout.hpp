@@ -5,16 +5,79 @@
 
 #include "common.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
 #include <string>
 
 namespace tessera::cpu {
 
 inline constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
-/// Elements of reduction work worth a second thread. Higher than kGrain: a
-/// reduction streams its input once (about a cycle per element), and on a busy
-/// machine waking a sleeping OpenMP thread can cost far more than the work.
+/// Work (element-equivalents) worth a second thread for the reductions that
+/// compute per element (var, norm, logsumexp). Higher than kGrain: on a busy
+/// machine the end of an OpenMP region waits until every woken thread has been
+/// scheduled, which can cost milliseconds.
 inline constexpr int64_t kReduceGrain = int64_t{1} << 18;
+/// The same for streaming reductions (sum, prod, amax, any, max.dim...), which
+/// are bound by memory bandwidth: one core already streams 16M float32 in
+/// ~3.5 ms on the build machine, so a second thread only pays off for large
+/// inputs, and only when a core is idle (see stream_threads).
+/// TESSERA_CPU_STREAM_GRAIN (elements) overrides it, for measuring.
+inline const int64_t kStreamGrain = [] {
+  const char* v = std::getenv("TESSERA_CPU_STREAM_GRAIN");
+  const long long g = v != nullptr ? std::atoll(v) : 0;
+  return g > 0 ? static_cast<int64_t>(g) : int64_t{1} << 22;
+}();
+
+/// Threads worth waking for streaming work: none beyond the caller when the
+/// machine's 1-minute load leaves no core idle. Measured on the shared 2-vCPU
+/// build box: at load ~4, two threads took 8 ms where one took 3.5 ms (the end
+/// of an OpenMP region waits until the woken thread gets a CPU); when a core was
+/// idle, two threads took 1.9 ms. (libgomp's OMP_DYNAMIC uses the same signal.)
+inline int64_t stream_threads(int64_t threads) {
+  double load = 0;
+  if (threads <= 1 || getloadavg(&load, 1) != 1) return threads;
+  const int64_t idle = static_cast<int64_t>(omp_get_num_procs()) - static_cast<int64_t>(load + 0.5);
+  return std::clamp<int64_t>(idle + 1, 1, threads);  // +1: the caller itself counts in the load
+}
+
+/// Runs f(begin, end) over [0, n) in chunks of `chunk` items that threads claim
+/// one at a time, so a thread the OS starts late (a busy machine) takes fewer
+/// chunks instead of holding everyone up with a fixed half of the work. Serial
+/// when the work (n * cost items) is below `grain` or inside a parallel
+/// region. An exception from f is rethrown after the team joins.
+template <typename F>
+void parallel_chunks(int64_t n, int64_t cost, const F& f, int64_t grain = kStreamGrain) {
+  if (n <= 0) return;
+  cost = std::max<int64_t>(1, cost);
+  int64_t threads = omp_in_parallel() ? 1 : static_cast<int64_t>(omp_get_max_threads());
+  if (threads > 1 && grain == kStreamGrain && n * cost >= grain) threads = stream_threads(threads);
+  if (threads <= 1 || n * cost < grain || n == 1) {
+    f(int64_t{0}, n);
+    return;
+  }
+  const int64_t chunk = std::max<int64_t>(1, std::min(kReduceGrain / 8 / cost, n / (4 * threads)));
+  const int64_t chunks = (n + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+#pragma omp parallel num_threads(static_cast<int>(std::min(threads, chunks)))
+  {
+    for (;;) {
+      const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
+      if (c >= chunks || failed.load(std::memory_order_relaxed)) break;
+      try {
+        f(c * chunk, std::min(n, (c + 1) * chunk));
+      } catch (...) {
+        if (!failed.exchange(true)) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 
 struct Dim {
   int64_t size;

@@ -122,12 +122,48 @@ template <typename Op>
 inline constexpr int kLanes = static_cast<int>(std::min<size_t>(64, 128 / sizeof(typename Op::A)));
 
 // Folds n elements at p (stride s) into acc; contiguous runs use kLanes accumulators.
+template <typename Op>
+inline constexpr bool kIsFloatExtreme = false;
+template <typename T, bool IsMax>
+inline constexpr bool kIsFloatExtreme<ExtremeOp<T, IsMax>> = std::is_floating_point_v<cmp_t<T>>;
+
 template <typename T, typename Op>
 inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A& acc) {
   using A = typename Op::A;
   constexpr int W = kLanes<Op>;
   int64_t i = 0;
-  if (s == 1 && n >= W) {
+  if constexpr (kIsFloatExtreme<Op>) {
+    // Plain max/min (one vmaxps: NaN-blind) plus a lane sum of x - x, which is
+    // NaN only if some x is NaN or infinite; then the exact NaN-propagating
+    // loop runs instead (rare). Three vector ops per load instead of four.
+    if (s == 1 && n >= W) {
+      constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
+      A lane[W], bad[W];
+      for (int j = 0; j < W; ++j) {
+        lane[j] = Op::init();
+        bad[j] = 0;
+      }
+      for (; i + W <= n; i += W) {
+        for (int j = 0; j < W; ++j) {
+          const A x = load_cmp<T>(p[i + j]);
+          lane[j] = kMax ? (x > lane[j] ? x : lane[j]) : (x < lane[j] ? x : lane[j]);
+          bad[j] += x - x;
+        }
+      }
+      for (int w = W / 2; w >= 1; w /= 2) {
+        for (int j = 0; j < w; ++j) {
+          lane[j] = kMax ? (lane[j + w] > lane[j] ? lane[j + w] : lane[j]) : (lane[j + w] < lane[j] ? lane[j + w] : lane[j]);
+          bad[j] += bad[j + w];
+        }
+      }
+      if (bad[0] == bad[0]) {
+        Op::combine(acc, lane[0]);
+      } else {
+        i = 0;
+        for (; i < n - n % W; ++i) Op::step(acc, load_cmp<T>(p[i]));
+      }
+    }
+  } else if (s == 1 && n >= W) {
     A lane[W];
     for (int j = 0; j < W; ++j) lane[j] = Op::init();
     for (; i + W <= n; i += W) {
@@ -180,15 +216,14 @@ inline void for_each_run(const Layout& L, const S* base, int64_t begin, int64_t 
 
 /// f(in_offset, out_offset) for every output, outputs split over threads.
 template <typename F>
-inline void for_each_output(const Layout& L, int64_t cost_per_output, const F& f) {
-  const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, cost_per_output));
-  parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) {
+inline void for_each_output(const Layout& L, int64_t cost_per_output, const F& f, int64_t grain = kStreamGrain) {
+  parallel_chunks(L.n_out, cost_per_output, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       int64_t io, oo;
       offsets_of(i, L.kept, L.nk, io, oo);
       f(io, oo);
     }
-  });
+  }, grain);
 }
 
 template <typename T, typename Out, typename Op>
@@ -202,13 +237,13 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
     return;
   }
   const int64_t threads = max_threads();
-  if (L.inner && L.n_out < threads && L.n_red >= kReduceGrain) {  // few outputs: split each one's elements
-    const int64_t chunks = threads;
+  if (L.inner && L.n_out < threads && L.n_red >= kStreamGrain) {  // few outputs: split each one's elements
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64 * threads, L.n_red / 4096));
     for (int64_t i = 0; i < L.n_out; ++i) {
       int64_t io, oo;
       offsets_of(i, L.kept, L.nk, io, oo);
       std::vector<A> partial(static_cast<size_t>(chunks), Op::init());
-      parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      parallel_chunks(chunks, L.n_red / chunks, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
           const int64_t b = L.n_red * c / chunks, e = L.n_red * (c + 1) / chunks;
           A acc = Op::init();
@@ -235,7 +270,7 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
   const Dim& lane = L.kept[0];
   const int64_t tiles = (lane.size + kTileW - 1) / kTileW;
   const int64_t outer = L.n_out / lane.size;
-  parallel_for(outer * tiles, std::max<int64_t>(1, kReduceGrain / (kTileW * L.n_red)), [&](int64_t t0, int64_t t1) {
+  parallel_chunks(outer * tiles, kTileW * L.n_red, [&](int64_t t0, int64_t t1) {
     A acc[kTileW];
     int64_t index[kMaxDims];
     for (int64_t task = t0; task < t1; ++task) {
@@ -326,7 +361,7 @@ void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, cons
     if (s == 1) {
       // Vectorized block maxima; only the first block holding the winner is
       // then scanned for its position (in cache, at most kArgBlock elements).
-      constexpr int64_t kArgBlock = 512;
+      constexpr int64_t kArgBlock = 4096;  // 16 KB of float32: the scan reads it from L1
       int64_t best = 0;
       for (int64_t b = 0; b < n; b += kArgBlock) {
         C bm = Op::init();
@@ -381,7 +416,7 @@ void var_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, doub
     double v = ss / std::max(0.0, n - correction);
     if (L.n_red == 0) v = std::numeric_limits<double>::quiet_NaN();
     out[oo] = static_cast<S>(convert<T>(take_sqrt ? std::sqrt(v) : v));
-  });
+  }, kReduceGrain);
 }
 
 template <typename T>
@@ -417,7 +452,7 @@ void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, dou
       acc = std::pow(acc, 1.0 / p);
     }
     out[oo] = static_cast<S>(convert<T>(acc));
-  });
+  }, kReduceGrain);
 }
 
 template <typename T>
@@ -440,7 +475,7 @@ void logsumexp_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out
       r = m + std::log(sum);
     }
     out[oo] = static_cast<S>(convert<T>(r));
-  });
+  }, kReduceGrain);
 }
 
 }  // namespace reduce_detail
