@@ -361,7 +361,7 @@ void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, cons
     if (s == 1) {
       // Vectorized block maxima; only the first block holding the winner is
       // then scanned for its position (in cache, at most kArgBlock elements).
-      constexpr int64_t kArgBlock = 4096;  // 16 KB of float32: the scan reads it from L1
+      constexpr int64_t kArgBlock = 256;  // block folds hide under the memory stream; short scans
       int64_t best = 0;
       for (int64_t b = 0; b < n; b += kArgBlock) {
         C bm = Op::init();
