@@ -1,4 +1,5 @@
-// sum over a list of dims, with keepdim and an output dtype (docs/ops.md).
+// sum over a list of dims, with keepdim and an output dtype (docs/ops.md), and
+// the registration of every reduction and scan kernel (reduce_ops.hpp, reduce_scan.hpp).
 //
 // Accuracy: floating sums are pairwise. Each output's reduced elements are cut
 // into fixed blocks; a block is summed pairwise (8 interleaved accumulators at
@@ -22,6 +23,9 @@
 #include "elementwise.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
+#include "reduce_layout.hpp"
+#include "reduce_ops.hpp"
+#include "reduce_scan.hpp"
 
 #include <algorithm>
 #include <vector>
@@ -29,7 +33,6 @@
 namespace tessera::cpu {
 namespace {
 
-constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
 constexpr int64_t kBlock = 16384;     // reduced elements per block (inner layout)
 constexpr int64_t kPairwiseLeaf = 128;  // below this, pairwise sums use 8 accumulators
 constexpr int64_t kTile = 64;         // outputs reduced together (outer layout)
@@ -149,82 +152,6 @@ class VecCascade {
   std::vector<Acc> levels_;
 };
 
-struct Dim {
-  int64_t size;
-  int64_t in;   // input stride, elements
-  int64_t out;  // output stride, elements (0 for reduced dims)
-  bool reduced;
-};
-
-// The problem after dropping size-1 dims, flipping negative input strides,
-// ordering dims by input stride and merging compatible neighbours.
-struct Layout {
-  int64_t in_offset = 0, out_offset = 0;  // elements, from flips
-  int nk = 0, nr = 0;                     // kept and reduced dims, innermost first
-  Dim kept[kMaxDims];
-  Dim red[kMaxDims];
-  int64_t n_out = 1, n_red = 1;
-  bool inner = true;  // the fastest-moving input dim is reduced (or nothing is kept)
-};
-
-Layout make_layout(const DLTensor& self, const DLTensor& out, const int64_t* dims, size_t ndims, bool keepdim) {
-  Layout L;
-  Dim all[kMaxDims];
-  int n = 0;
-  size_t next = 0;  // dims is sorted: walk it alongside d
-  int32_t out_dim = 0;
-  for (int32_t d = 0; d < self.ndim; ++d) {
-    const bool reduced = next < ndims && dims[next] == d;
-    if (reduced) ++next;
-    int64_t out_stride = 0;
-    if (!reduced) {
-      out_stride = out.strides[keepdim ? d : out_dim];
-      ++out_dim;
-    } else if (keepdim) {
-      ++out_dim;
-    }
-    const int64_t size = self.shape[d];
-    if (size == 1) continue;
-    if (n == kMaxDims) invalid("more than 64 dimensions of size > 1");
-    Dim dim{size, self.strides[d], reduced ? 0 : out_stride, reduced};
-    if (dim.in < 0) {  // walk forward in the input; the output follows (same elements)
-      L.in_offset += (size - 1) * dim.in;
-      L.out_offset += (size - 1) * dim.out;
-      dim.in = -dim.in;
-      dim.out = -dim.out;
-    }
-    all[n++] = dim;
-  }
-  // Innermost first by input stride (stable, so ties keep the logical order).
-  std::stable_sort(all, all + n, [](const Dim& a, const Dim& b) { return a.in < b.in; });
-  // Merge an outer dim into the previous (inner) one of the same kind when
-  // stepping it equals stepping the inner one `size` times.
-  int m = 0;
-  for (int i = 0; i < n; ++i) {
-    if (m > 0) {
-      Dim& inner = all[m - 1];
-      const Dim& outer = all[i];
-      if (inner.reduced == outer.reduced && outer.in == inner.in * inner.size &&
-          outer.out == inner.out * inner.size) {
-        inner.size *= outer.size;
-        continue;
-      }
-    }
-    all[m++] = all[i];
-  }
-  for (int i = 0; i < m; ++i) {
-    if (all[i].reduced) {
-      L.red[L.nr++] = all[i];
-      L.n_red *= all[i].size;
-    } else {
-      L.kept[L.nk++] = all[i];
-      L.n_out *= all[i].size;
-    }
-  }
-  L.inner = L.nk == 0 || (m > 0 && all[0].reduced);
-  return L;
-}
-
 template <typename T, typename Acc>
 struct Reducer {
   using S = storage_t<T>;
@@ -278,7 +205,7 @@ struct Reducer {
   Acc sum_all_parallel(const S* base) const {
     const int64_t nb = blocks();
     std::vector<Acc> partial(static_cast<size_t>(nb));
-    parallel_for(nb, std::max<int64_t>(1, kGrain / kBlock), [&](int64_t b0, int64_t b1) {
+    parallel_chunks(nb, kBlock, [&](int64_t b0, int64_t b1) {
       for (int64_t b = b0; b < b1; ++b) partial[static_cast<size_t>(b)] = block(base, b);
     });
     Cascade<Acc> acc;
@@ -343,18 +270,6 @@ struct Reducer {
   }
 };
 
-// Offsets (elements) of flat index `i` over dims[0..n) (innermost first).
-inline void offsets_of(int64_t i, const Dim* dims, int n, int64_t& in, int64_t& out) {
-  in = 0;
-  out = 0;
-  for (int d = 0; d < n; ++d) {
-    const int64_t idx = i % dims[d].size;
-    i /= dims[d].size;
-    in += idx * dims[d].in;
-    out += idx * dims[d].out;
-  }
-}
-
 template <typename T, typename Out>
 void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
   using Acc = acc_t<T>;
@@ -362,7 +277,7 @@ void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
   using O = storage_t<Out>;
   const Reducer<T, Acc> red{L};
   const int64_t threads = max_threads();
-  const bool few_outputs = L.n_out < threads && L.n_red >= 2 * kBlock;
+  const bool few_outputs = L.n_out < threads && L.n_red >= kStreamGrain;
   if (few_outputs && threads > 1) {  // e.g. a full reduction: split each output's blocks
     for (int64_t i = 0; i < L.n_out; ++i) {
       int64_t io, oo;
@@ -388,8 +303,7 @@ void reduce_inner(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
       *reinterpret_cast<O*>(p[0] + i * s[0]) = store_acc<Out, Acc>(red.sum_all(reinterpret_cast<const S*>(p[1] + i * s[1])));
     }
   };
-  const int64_t grain = std::max<int64_t>(1, kGrain / L.n_red);
-  parallel_for(L.n_out, grain, [&](int64_t b, int64_t e) { it.for_range(b, e, loop); });
+  parallel_chunks(L.n_out, L.n_red, [&](int64_t b, int64_t e) { it.for_range(b, e, loop); });
 }
 
 template <typename T, typename Out>
@@ -408,7 +322,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
 
   if (row_blocks == 1) {  // few rows: every (outer, tile) pair is one independent task
     const int64_t tasks = outer * tiles;
-    parallel_for(tasks, std::max<int64_t>(1, kGrain / (kTile * L.n_red)), [&](int64_t t0, int64_t t1) {
+    parallel_for(tasks, std::max<int64_t>(1, kStreamGrain / (kTile * L.n_red)), [&](int64_t t0, int64_t t1) {
       VecCascade<Acc> vc;
       Acc sums[kTile];
       for (int64_t task = t0; task < t1; ++task) {
@@ -431,7 +345,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
     int64_t io, oo;
     offsets_of(o, L.kept + 1, L.nk - 1, io, oo);
     const S* base = in + io;
-    parallel_for(row_blocks, std::max<int64_t>(1, kGrain / (kBlockRows * lane.size)), [&](int64_t b0, int64_t b1) {
+    parallel_for(row_blocks, std::max<int64_t>(1, kStreamGrain / (kBlockRows * lane.size)), [&](int64_t b0, int64_t b1) {
       VecCascade<Acc> vc;
       for (int64_t b = b0; b < b1; ++b) {
         const int64_t r0 = b * kBlockRows, r1 = std::min(L.n_red, r0 + kBlockRows);
@@ -441,7 +355,7 @@ void reduce_outer(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) 
         }
       }
     });
-    parallel_for(tiles, std::max<int64_t>(1, kGrain / (kTile * row_blocks)), [&](int64_t t0, int64_t t1) {
+    parallel_for(tiles, std::max<int64_t>(1, kStreamGrain / (kTile * row_blocks)), [&](int64_t t0, int64_t t1) {
       VecCascade<Acc> vc;
       Acc sums[kTile];
       for (int64_t t = t0; t < t1; ++t) {
@@ -553,6 +467,19 @@ void sum_kernel(const TsrKernelCall& call) {
 void register_reduction_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
       {"sum", kAllMask, &kernel_entry<&sum_kernel>},
+      {"prod", kAllMask, &kernel_entry<&prod_kernel>},
+      {"amax", kAllMask, &kernel_entry<&amax_kernel<true>>},
+      {"amin", kAllMask, &kernel_entry<&amax_kernel<false>>},
+      {"max.dim", kAllMask, &kernel_entry<&max_dim_kernel<true>>},
+      {"min.dim", kAllMask, &kernel_entry<&max_dim_kernel<false>>},
+      {"any", kAllMask, &kernel_entry<&any_kernel<true>>},
+      {"all", kAllMask, &kernel_entry<&any_kernel<false>>},
+      {"var", kFloatMask, &kernel_entry<&var_kernel<false>>},
+      {"std", kFloatMask, &kernel_entry<&var_kernel<true>>},
+      {"norm", kFloatMask, &kernel_entry<&norm_kernel>},
+      {"logsumexp", kFloatMask, &kernel_entry<&logsumexp_kernel>},
+      {"cumsum", kAllMask, &kernel_entry<&scan_kernel<true>>},
+      {"cumprod", kAllMask, &kernel_entry<&scan_kernel<false>>},
   };
   register_kernels(host, kTable);
 }

@@ -1,0 +1,619 @@
+// Reduction kernels other than sum: prod, amax/amin, max.dim/min.dim (values
+// and indices), any/all, var/std, norm, logsumexp (docs/ops/reduction.md).
+//
+// Folds (prod, amax, amin, any, all) share one driver over the simplified
+// Layout: contiguous runs of the innermost reduced dim use kLanes independent
+// accumulators (the loop GCC vectorizes); when the innermost input dim is kept
+// (e.g. a reduction over dim 0), tiles of adjacent outputs are folded row by
+// row, so every load is used; a few outputs with many elements each (a full
+// reduction) split their elements over threads. The statistics (var, std,
+// norm, logsumexp) run per output in double, two passes where that is more
+// accurate (mean then squared deviations; max then sum of exp).
+#pragma once
+
+#include "common.hpp"
+#include "convert.hpp"
+#include "parallel.hpp"
+#include "reduce_layout.hpp"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tessera::cpu {
+namespace reduce_detail {
+
+/// The type comparisons and folds read elements as: float for float16/bfloat16,
+/// 0/1 for bool, else the type itself.
+template <typename T>
+using cmp_t = std::conditional_t<kIsHalfLike<T>, float, std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>>;
+
+template <typename T>
+inline cmp_t<T> load_cmp(storage_t<T> x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return x != 0 ? 1 : 0;
+  } else if constexpr (kIsHalfLike<T>) {
+    return static_cast<float>(x);
+  } else {
+    return x;
+  }
+}
+
+template <typename T>
+inline bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// ---- fold ops: A init(); step(A&, C); combine(A&, A); store ----
+
+template <typename T, bool IsMax>
+struct ExtremeOp {
+  using C = cmp_t<T>;
+  using A = C;
+  static A init() {
+    if constexpr (std::is_floating_point_v<C>) {
+      return IsMax ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::infinity();
+    } else {
+      return IsMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+    }
+  }
+  // NaN wins and stays (a NaN accumulator compares false with everything).
+  static void step(A& a, C x) {
+    if constexpr (IsMax) {
+      a = (x > a || is_nan(x)) ? x : a;
+    } else {
+      a = (x < a || is_nan(x)) ? x : a;
+    }
+  }
+  static void combine(A& a, A b) { step(a, b); }
+};
+
+template <typename T>
+using prod_acc_t = std::conditional_t<std::is_same_v<T, double>, double, std::conditional_t<kIsFloating<T>, float, uint64_t>>;
+
+template <typename T>
+struct ProdOp {
+  using A = prod_acc_t<T>;
+  using C = A;
+  static A init() { return A(1); }
+  static void step(A& a, C x) { a *= x; }  // uint64 for integers: wraps, no UB
+  static void combine(A& a, A b) { a *= b; }
+};
+
+template <typename T, bool IsAny>
+struct AnyAllOp {
+  using C = cmp_t<T>;
+  using A = uint8_t;
+  static A init() { return IsAny ? 0 : 1; }
+  static void step(A& a, C x) {
+    if constexpr (IsAny) {
+      a |= static_cast<A>(x != C(0));
+    } else {
+      a &= static_cast<A>(x != C(0));
+    }
+  }
+  static void combine(A& a, A b) {
+    if constexpr (IsAny) {
+      a |= b;
+    } else {
+      a &= b;
+    }
+  }
+};
+
+template <typename T, typename Op>
+inline typename Op::C load_op(storage_t<T> x) {
+  if constexpr (std::is_same_v<typename Op::C, uint64_t>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return x != 0 ? 1u : 0u;
+    } else {
+      return static_cast<uint64_t>(static_cast<int64_t>(x));  // sign-extend, then wrap
+    }
+  } else {
+    return static_cast<typename Op::C>(load_cmp<T>(x));
+  }
+}
+
+template <typename Op>
+inline constexpr int kLanes = static_cast<int>(std::min<size_t>(64, 128 / sizeof(typename Op::A)));
+
+// Folds n elements at p (stride s) into acc; contiguous runs use kLanes accumulators.
+template <typename Op>
+inline constexpr bool kIsFloatExtreme = false;
+template <typename T, bool IsMax>
+inline constexpr bool kIsFloatExtreme<ExtremeOp<T, IsMax>> = std::is_floating_point_v<cmp_t<T>>;
+
+template <typename T, typename Op>
+inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A& acc) {
+  using A = typename Op::A;
+  constexpr int W = kLanes<Op>;
+  int64_t i = 0;
+  if constexpr (kIsFloatExtreme<Op>) {
+    // Plain max/min (one vmaxps: NaN-blind) plus a lane sum of x - x, which is
+    // NaN only if some x is NaN or infinite; then the exact NaN-propagating
+    // loop runs instead (rare). Three vector ops per load instead of four.
+    if (s == 1 && n >= W) {
+      constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
+      A lane[W], bad[W];
+      for (int j = 0; j < W; ++j) {
+        lane[j] = Op::init();
+        bad[j] = 0;
+      }
+      for (; i + W <= n; i += W) {
+        for (int j = 0; j < W; ++j) {
+          const A x = load_cmp<T>(p[i + j]);
+          lane[j] = kMax ? (x > lane[j] ? x : lane[j]) : (x < lane[j] ? x : lane[j]);
+          bad[j] += x - x;
+        }
+      }
+      for (int w = W / 2; w >= 1; w /= 2) {
+        for (int j = 0; j < w; ++j) {
+          lane[j] = kMax ? (lane[j + w] > lane[j] ? lane[j + w] : lane[j]) : (lane[j + w] < lane[j] ? lane[j + w] : lane[j]);
+          bad[j] += bad[j + w];
+        }
+      }
+      if (bad[0] == bad[0]) {
+        Op::combine(acc, lane[0]);
+      } else {
+        i = 0;
+        for (; i < n - n % W; ++i) Op::step(acc, load_cmp<T>(p[i]));
+      }
+    }
+  } else if (s == 1 && n >= W) {
+    A lane[W];
+    for (int j = 0; j < W; ++j) lane[j] = Op::init();
+    for (; i + W <= n; i += W) {
+      for (int j = 0; j < W; ++j) Op::step(lane[j], load_op<T, Op>(p[i + j]));
+    }
+    for (int w = W / 2; w >= 1; w /= 2) {  // tree: the halves combine as vectors
+      for (int j = 0; j < w; ++j) Op::combine(lane[j], lane[j + w]);
+    }
+    Op::combine(acc, lane[0]);
+  }
+  for (; i < n; ++i) Op::step(acc, load_op<T, Op>(p[i * s]));
+}
+
+/// Calls run(ptr, len, stride) on the runs of the innermost reduced dim that
+/// cover the flat reduced elements [begin, end) of the output at `base`.
+template <typename S, typename Run>
+inline void for_each_run(const Layout& L, const S* base, int64_t begin, int64_t end, const Run& run) {
+  if (begin >= end) return;
+  if (L.nr == 0) {
+    run(base, int64_t{1}, int64_t{1});
+    return;
+  }
+  const int64_t len = L.red[0].size, s0 = L.red[0].in;
+  if (L.nr == 1) {
+    run(base + begin * s0, end - begin, s0);
+    return;
+  }
+  int64_t index[kMaxDims];
+  int64_t rest = begin / len;
+  int64_t col = begin % len;
+  const S* row = base;
+  for (int d = 1; d < L.nr; ++d) {
+    index[d] = rest % L.red[d].size;
+    rest /= L.red[d].size;
+    row += index[d] * L.red[d].in;
+  }
+  for (int64_t remaining = end - begin; remaining > 0;) {
+    const int64_t count = std::min(len - col, remaining);
+    run(row + col * s0, count, s0);
+    remaining -= count;
+    col = 0;
+    for (int d = 1; d < L.nr && remaining > 0; ++d) {
+      row += L.red[d].in;
+      if (++index[d] < L.red[d].size) break;
+      row -= L.red[d].size * L.red[d].in;
+      index[d] = 0;
+    }
+  }
+}
+
+/// f(in_offset, out_offset) for every output, outputs split over threads.
+template <typename F>
+inline void for_each_output(const Layout& L, int64_t cost_per_output, const F& f, int64_t grain = kStreamGrain) {
+  parallel_chunks(L.n_out, cost_per_output, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      int64_t io, oo;
+      offsets_of(i, L.kept, L.nk, io, oo);
+      f(io, oo);
+    }
+  }, grain);
+}
+
+template <typename T, typename Out, typename Op>
+void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
+  using A = typename Op::A;
+  using S = storage_t<T>;
+  const auto store = [](A a) { return static_cast<storage_t<Out>>(convert<Out>(static_cast<
+                                   std::conditional_t<std::is_same_v<A, uint64_t>, int64_t, A>>(a))); };
+  if (L.n_red == 0) {  // a zero-size reduced dim: the identity
+    for_each_output(L, 1, [&](int64_t, int64_t oo) { out[oo] = store(Op::init()); });
+    return;
+  }
+  const int64_t threads = max_threads();
+  if (L.inner && L.n_out < threads && L.n_red >= kStreamGrain) {  // few outputs: split each one's elements
+    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64 * threads, L.n_red / 4096));
+    for (int64_t i = 0; i < L.n_out; ++i) {
+      int64_t io, oo;
+      offsets_of(i, L.kept, L.nk, io, oo);
+      std::vector<A> partial(static_cast<size_t>(chunks), Op::init());
+      parallel_chunks(chunks, L.n_red / chunks, [&](int64_t c0, int64_t c1) {
+        for (int64_t c = c0; c < c1; ++c) {
+          const int64_t b = L.n_red * c / chunks, e = L.n_red * (c + 1) / chunks;
+          A acc = Op::init();
+          for_each_run(L, in + io, b, e, [&](const S* p, int64_t n, int64_t s) { fold_run<T, Op>(p, n, s, acc); });
+          partial[static_cast<size_t>(c)] = acc;
+        }
+      });
+      A acc = Op::init();
+      for (const A& p : partial) Op::combine(acc, p);
+      out[oo] = store(acc);
+    }
+    return;
+  }
+  if (L.inner) {
+    for_each_output(L, L.n_red, [&](int64_t io, int64_t oo) {
+      A acc = Op::init();
+      for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t n, int64_t s) { fold_run<T, Op>(p, n, s, acc); });
+      out[oo] = store(acc);
+    });
+    return;
+  }
+  // The innermost input dim is kept: fold tiles of adjacent outputs row by row.
+  constexpr int64_t kTileW = 256;
+  const Dim& lane = L.kept[0];
+  const int64_t tiles = (lane.size + kTileW - 1) / kTileW;
+  const int64_t outer = L.n_out / lane.size;
+  parallel_chunks(outer * tiles, kTileW * L.n_red, [&](int64_t t0, int64_t t1) {
+    A acc[kTileW];
+    int64_t index[kMaxDims];
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t t = task % tiles;
+      int64_t io, oo;
+      offsets_of(task / tiles, L.kept + 1, L.nk - 1, io, oo);
+      const int64_t width = std::min(kTileW, lane.size - t * kTileW);
+      const S* row = in + io + t * kTileW * lane.in;
+      for (int64_t w = 0; w < width; ++w) acc[w] = Op::init();
+      for (int d = 0; d < L.nr; ++d) index[d] = 0;
+      for (int64_t r = 0; r < L.n_red; ++r) {
+        if (lane.in == 1) {
+          for (int64_t w = 0; w < width; ++w) Op::step(acc[w], load_op<T, Op>(row[w]));
+        } else {
+          for (int64_t w = 0; w < width; ++w) Op::step(acc[w], load_op<T, Op>(row[w * lane.in]));
+        }
+        for (int d = 0; d < L.nr; ++d) {  // next row
+          row += L.red[d].in;
+          if (++index[d] < L.red[d].size) break;
+          row -= L.red[d].size * L.red[d].in;
+          index[d] = 0;
+        }
+      }
+      storage_t<Out>* o = out + oo + t * kTileW * lane.out;
+      for (int64_t w = 0; w < width; ++w) o[w * lane.out] = store(acc[w]);
+    }
+  });
+}
+
+// ---- max.dim / min.dim: values and the index of the first extreme (first NaN) ----
+
+// First i in [i, n) where p[i] equals m (is NaN when m is NaN): 32-element
+// chunks are tested with one vectorizable OR of compares, then the hit chunk
+// is walked.
+template <typename T>
+inline int64_t find_first(const storage_t<T>* p, int64_t i, int64_t n, cmp_t<T> m) {
+  constexpr int64_t kChunk = 32;
+  const bool nan = is_nan(m);
+  if (nan) {
+    for (; i + kChunk <= n; i += kChunk) {
+      int hit = 0;
+      for (int64_t j = 0; j < kChunk; ++j) hit |= is_nan(load_cmp<T>(p[i + j])) ? 1 : 0;
+      if (hit) break;
+    }
+  } else {
+    for (; i + kChunk <= n; i += kChunk) {
+      int hit = 0;
+      for (int64_t j = 0; j < kChunk; ++j) hit |= load_cmp<T>(p[i + j]) == m ? 1 : 0;
+      if (hit) break;
+    }
+  }
+  if (nan) {
+    while (!is_nan(load_cmp<T>(p[i]))) ++i;
+  } else {
+    while (load_cmp<T>(p[i]) != m) ++i;
+  }
+  return i;
+}
+
+template <typename T, bool IsMax>
+void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, const int64_t* dims, size_t ndims,
+                 bool keepdim) {
+  using S = storage_t<T>;
+  using Op = ExtremeOp<T, IsMax>;
+  using C = typename Op::C;
+  // Kept dims keep their signed strides, so indices count in logical order.
+  Layout L;
+  const int64_t d = ndims == 1 ? dims[0] : -1;
+  for (int32_t k = 0, o = 0; k < self.ndim; ++k) {
+    if (k == d) {
+      if (keepdim) ++o;
+      continue;
+    }
+    if (self.shape[k] != 1) L.kept[L.nk++] = Dim{self.shape[k], self.strides[k], values.strides[o], false};
+    L.n_out *= self.shape[k];
+    ++o;
+  }
+  const int64_t n = d >= 0 ? self.shape[d] : 1;
+  const int64_t s = d >= 0 ? self.strides[d] : 1;
+  const S* in = reinterpret_cast<const S*>(data_ptr(self));
+  S* vo = reinterpret_cast<S*>(data_ptr(values));
+  int64_t* io_ = reinterpret_cast<int64_t*>(data_ptr(indices));
+  if (n == 0) invalid("reduction over a zero-size dim has no identity");
+  for_each_output(L, n, [&](int64_t io, int64_t oo) {
+    const S* p = in + io;
+    C m = Op::init();
+    int64_t idx = 0;
+    if (s == 1) {
+      // Vectorized block maxima; only the first block holding the winner is
+      // then scanned for its position (in cache, at most kArgBlock elements).
+      constexpr int64_t kArgBlock = 256;  // block folds hide under the memory stream; short scans
+      int64_t best = 0;
+      for (int64_t b = 0; b < n; b += kArgBlock) {
+        C bm = Op::init();
+        fold_run<T, Op>(p + b, std::min(kArgBlock, n - b), 1, bm);
+        const bool better = IsMax ? bm > m : bm < m;
+        if (b == 0 || better || is_nan(bm)) {
+          m = bm;
+          best = b;
+          if (is_nan(bm)) break;  // the first NaN wins
+        }
+      }
+      idx = find_first<T>(p, best, std::min(n, best + kArgBlock), m);
+    } else {
+      m = load_cmp<T>(p[0]);
+      for (int64_t i = 1; i < n && !is_nan(m); ++i) {
+        const C x = load_cmp<T>(p[i * s]);
+        if (IsMax ? (x > m || is_nan(x)) : (x < m || is_nan(x))) {
+          m = x;
+          idx = i;
+        }
+      }
+    }
+    vo[oo] = static_cast<S>(convert<T>(m));
+    io_[oo] = idx;
+  });
+}
+
+// ---- statistics, per output in double ----
+
+template <typename T>
+inline double load_f64(storage_t<T> x) {
+  return static_cast<double>(load_cmp<T>(x));
+}
+
+template <typename T>
+void var_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, double correction, bool take_sqrt) {
+  using S = storage_t<T>;
+  const double n = static_cast<double>(L.n_red);
+  for_each_output(L, 2 * L.n_red, [&](int64_t io, int64_t oo) {
+    double sum = 0;
+    for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
+      for (int64_t i = 0; i < len; ++i) sum += load_f64<T>(p[i * s]);
+    });
+    const double mean = sum / n;
+    double ss = 0;
+    for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
+      for (int64_t i = 0; i < len; ++i) {
+        const double dx = load_f64<T>(p[i * s]) - mean;
+        ss += dx * dx;
+      }
+    });
+    double v = ss / std::max(0.0, n - correction);
+    if (L.n_red == 0) v = std::numeric_limits<double>::quiet_NaN();
+    out[oo] = static_cast<S>(convert<T>(take_sqrt ? std::sqrt(v) : v));
+  }, kReduceGrain);
+}
+
+template <typename T>
+void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, double p) {
+  using S = storage_t<T>;
+  for_each_output(L, 2 * L.n_red, [&](int64_t io, int64_t oo) {
+    double acc;
+    const auto each = [&](auto f) {
+      for_each_run(L, in + io, 0, L.n_red, [&](const S* q, int64_t len, int64_t s) {
+        for (int64_t i = 0; i < len; ++i) f(std::fabs(load_f64<T>(q[i * s])));
+      });
+    };
+    if (std::isinf(p)) {
+      acc = p > 0 ? 0.0 : std::numeric_limits<double>::infinity();
+      if (p > 0) {
+        each([&](double a) { acc = (a > acc || a != a) ? a : acc; });
+      } else {
+        each([&](double a) { acc = (a < acc || a != a) ? a : acc; });
+      }
+    } else if (p == 0) {
+      acc = 0;
+      each([&](double a) { acc += a != 0 ? 1.0 : 0.0; });
+    } else if (p == 1) {
+      acc = 0;
+      each([&](double a) { acc += a; });
+    } else if (p == 2) {
+      acc = 0;
+      each([&](double a) { acc += a * a; });
+      acc = std::sqrt(acc);
+    } else {
+      acc = 0;
+      each([&](double a) { acc += std::pow(a, p); });
+      acc = std::pow(acc, 1.0 / p);
+    }
+    out[oo] = static_cast<S>(convert<T>(acc));
+  }, kReduceGrain);
+}
+
+template <typename T>
+void logsumexp_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out) {
+  using S = storage_t<T>;
+  for_each_output(L, 3 * L.n_red, [&](int64_t io, int64_t oo) {
+    double m = -std::numeric_limits<double>::infinity();
+    for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
+      for (int64_t i = 0; i < len; ++i) {
+        const double x = load_f64<T>(p[i * s]);
+        m = (x > m || x != x) ? x : m;
+      }
+    });
+    double r = m;  // NaN, +inf, or -inf (all -inf, or empty) are the answer as is
+    if (std::isfinite(m)) {
+      double sum = 0;
+      for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
+        for (int64_t i = 0; i < len; ++i) sum += std::exp(load_f64<T>(p[i * s]) - m);
+      });
+      r = m + std::log(sum);
+    }
+    out[oo] = static_cast<S>(convert<T>(r));
+  }, kReduceGrain);
+}
+
+}  // namespace reduce_detail
+
+// ---- kernel bodies ----
+
+/// Parsed arguments of a reduction over a dim list.
+struct ReduceSetup {
+  const DLTensor* self;
+  DLTensor* out;
+  const int64_t* dims;
+  size_t ndims;
+  bool keepdim;
+  Layout L;
+};
+
+inline ReduceSetup reduce_setup(const TsrKernelCall& call, size_t dims_index, size_t keepdim_index,
+                                TsrDType out_dtype) {
+  ReduceSetup r;
+  r.self = &tensor_arg(call, 0, "self", call.dtype);
+  const TsrValue& dim = int_list_arg(call, dims_index, "dim");
+  r.keepdim = bool_arg(call, keepdim_index, "keepdim");
+  r.out = &output(call, 0, out_dtype);
+  r.dims = dim.as.int_list.data;
+  r.ndims = dim.as.int_list.size;
+  check_reduce_args(*r.self, *r.out, r.dims, r.ndims, r.keepdim);
+  r.L = make_layout(*r.self, *r.out, r.dims, r.ndims, r.keepdim);
+  return r;
+}
+
+template <typename T>
+inline const storage_t<T>* in_ptr(const ReduceSetup& r) {
+  return reinterpret_cast<const storage_t<T>*>(data_ptr(*r.self)) + r.L.in_offset;
+}
+template <typename T>
+inline storage_t<T>* out_ptr(const ReduceSetup& r) {
+  return reinterpret_cast<storage_t<T>*>(data_ptr(*r.out)) + r.L.out_offset;
+}
+
+// prod: (self, dim, keepdim, dtype); out is self's dtype, or int64 for bool/integers.
+inline void prod_kernel(const TsrKernelCall& call) {
+  const DLTensor& self0 = tensor_arg(call, 0, "self", call.dtype);
+  const TsrDType out_dtype = dtype_of(output(call, 0), "out");
+  const bool integral_in = !(kFloatMask & TSR_DTYPE_BIT(call.dtype));
+  if (out_dtype != call.dtype && !(integral_in && out_dtype == TSR_DTYPE_INT64)) {
+    invalid(std::string("output dtype ") + sdk::dtype_name(out_dtype) + " is not " + sdk::dtype_name(call.dtype) +
+            (integral_in ? " or int64" : ""));
+  }
+  (void)self0;
+  const ReduceSetup r = reduce_setup(call, 1, 2, out_dtype);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (out_dtype == call.dtype) {
+      reduce_detail::fold_reduce<T, T, reduce_detail::ProdOp<T>>(r.L, in_ptr<T>(r), out_ptr<T>(r));
+    } else if constexpr (!kIsFloating<T>) {
+      reduce_detail::fold_reduce<T, int64_t, reduce_detail::ProdOp<T>>(r.L, in_ptr<T>(r), out_ptr<int64_t>(r));
+    }
+  });
+}
+
+template <bool IsMax>
+void amax_kernel(const TsrKernelCall& call) {
+  const ReduceSetup r = reduce_setup(call, 1, 2, call.dtype);
+  if (r.L.n_red == 0) invalid("reduction over a zero-size dim has no identity");
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_detail::fold_reduce<T, T, reduce_detail::ExtremeOp<T, IsMax>>(r.L, in_ptr<T>(r), out_ptr<T>(r));
+  });
+}
+
+template <bool IsAny>
+void any_kernel(const TsrKernelCall& call) {
+  const TsrDType out_dtype = call.dtype == TSR_DTYPE_UINT8 ? TSR_DTYPE_UINT8 : TSR_DTYPE_BOOL;
+  const ReduceSetup r = reduce_setup(call, 1, 2, out_dtype);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_detail::fold_reduce<T, bool, reduce_detail::AnyAllOp<T, IsAny>>(r.L, in_ptr<T>(r), out_ptr<bool>(r));
+  });
+}
+
+// max.dim / min.dim: (self, [dim] or [], keepdim) -> values (self's dtype), indices (int64).
+template <bool IsMax>
+void max_dim_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const TsrValue& dim = int_list_arg(call, 1, "dim");
+  const bool keepdim = bool_arg(call, 2, "keepdim");
+  DLTensor& values = output(call, 0, call.dtype);
+  DLTensor& indices = output(call, 1, TSR_DTYPE_INT64);
+  size_t ndims = dim.as.int_list.size;
+  if (ndims > 1) invalid("argument 'dim' must hold at most one dim");
+  check_reduce_args(self, values, dim.as.int_list.data, ndims, keepdim);
+  check_same_shape(values, "values", indices, "indices");
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    reduce_detail::extreme_dim<T, IsMax>(self, values, indices, dim.as.int_list.data, ndims, keepdim);
+  });
+}
+
+// var / std: (self, dim, correction, keepdim), floating dtypes.
+template <bool Sqrt>
+void var_kernel(const TsrKernelCall& call) {
+  const double correction = float_arg(call, 2, "correction");
+  const ReduceSetup r = reduce_setup(call, 1, 3, call.dtype);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloating<T>) {
+      reduce_detail::var_reduce<T>(r.L, in_ptr<T>(r), out_ptr<T>(r), correction, Sqrt);
+    } else {
+      invalid("var/std need a floating dtype");
+    }
+  });
+}
+
+// norm: (self, p, dim, keepdim), floating dtypes.
+inline void norm_kernel(const TsrKernelCall& call) {
+  const double p = float_arg(call, 1, "p");
+  const ReduceSetup r = reduce_setup(call, 2, 3, call.dtype);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloating<T>) {
+      reduce_detail::norm_reduce<T>(r.L, in_ptr<T>(r), out_ptr<T>(r), p);
+    } else {
+      invalid("norm needs a floating dtype");
+    }
+  });
+}
+
+// logsumexp: (self, dim, keepdim), floating dtypes.
+inline void logsumexp_kernel(const TsrKernelCall& call) {
+  const ReduceSetup r = reduce_setup(call, 1, 2, call.dtype);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (kIsFloating<T>) {
+      reduce_detail::logsumexp_reduce<T>(r.L, in_ptr<T>(r), out_ptr<T>(r));
+    } else {
+      invalid("logsumexp needs a floating dtype");
+    }
+  });
+}
+
+}  // namespace tessera::cpu
