@@ -595,6 +595,17 @@ const std::map<std::string, uint64_t>& expected_kernels() {
       {"masked_select", kAll}, {"uniform_", kFloats}, {"normal_", kFloats}, {"random_", kAll},
       {"bernoulli_.float", kAll}, {"bernoulli_.Tensor", kAll}, {"randperm", kInts | kFloats},
       {"dropout", kFloats},
+      // binary and ternary families
+      {"remainder", kInts | kFloats}, {"fmod", kInts | kFloats}, {"pow", kInts | kFloats}, {"atan2", kFloats},
+      {"maximum", kAll}, {"minimum", kAll}, {"eq", kAll}, {"ne", kAll}, {"lt", kAll}, {"le", kAll}, {"gt", kAll},
+      {"ge", kAll}, {"logical_and", kAll}, {"logical_or", kAll}, {"logical_xor", kAll},
+      {"bitwise_and", kBool | kInts}, {"bitwise_or", kBool | kInts}, {"bitwise_xor", kBool | kInts},
+      {"bitwise_left_shift", kInts}, {"bitwise_right_shift", kInts},
+      {"where", kAll}, {"lerp", kFloats}, {"addcmul", kInts | kFloats}, {"addcdiv", kFloats},
+      // reduction family
+      {"prod", kAll}, {"amax", kAll}, {"amin", kAll}, {"max.dim", kAll}, {"min.dim", kAll}, {"any", kAll},
+      {"all", kAll}, {"var", kFloats}, {"std", kFloats}, {"norm", kFloats}, {"logsumexp", kFloats},
+      {"cumsum", kAll}, {"cumprod", kAll},
   };
   return k;
 }
