@@ -77,10 +77,19 @@ def per_call(fn, budget):
     return (time.perf_counter() - start) / loops
 
 
+# Both sides keep worker threads that spin for a while after their last job
+# (NumPy's bundled OpenBLAS for ~0.1 s, our OpenMP and OpenBLAS pools too); a
+# pause before each side's turn lets the other side's threads go to sleep, so
+# neither is measured against the other's spinning threads.
+SETTLE_S = 0.3
+
+
 def measure(np_fn, ts_fn, rounds, budget):
     ts, ns = [], []
     for _ in range(rounds):
+        time.sleep(SETTLE_S)
         ns.append(per_call(np_fn, budget))
+        time.sleep(SETTLE_S)
         ts.append(per_call(ts_fn, budget))
     return statistics.median(ns), statistics.median(ts)
 
