@@ -18,14 +18,16 @@ using device_registry::g_entries;
 namespace device_registry {
 
 std::atomic<bool> g_retired[kMaxDeviceTypes] = {};
+std::atomic<bool> g_published[kMaxDeviceTypes] = {};
 
 void retire(DeviceTypeId id) { g_retired[id].store(true, std::memory_order_release); }
+void publish(DeviceTypeId id) { g_published[id].store(true, std::memory_order_release); }
 
 const DeviceTypeEntry* find(std::string_view name) {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    if (e->name == name && !retired(e->id)) return e;
+    if (e->name == name && !retired(e->id) && g_published[i].load(std::memory_order_acquire)) return e;
   }
   return nullptr;
 }
@@ -35,7 +37,9 @@ const DeviceTypeEntry* find_dlpack(int32_t dlpack_device_type) {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    if (e->desc.dlpack_device_type == dlpack_device_type && !retired(e->id)) return e;
+    if (e->desc.dlpack_device_type == dlpack_device_type && !retired(e->id) &&
+        g_published[i].load(std::memory_order_acquire))
+      return e;
   }
   return nullptr;
 }
@@ -64,7 +68,7 @@ std::vector<const DeviceTypeEntry*> all() {
   for (int i = 0; i < kMaxDeviceTypes; ++i) {
     const DeviceTypeEntry* e = g_entries[i].load(std::memory_order_acquire);
     if (e == nullptr) break;
-    if (!retired(e->id)) out.push_back(e);
+    if (!retired(e->id) && g_published[i].load(std::memory_order_acquire)) out.push_back(e);
   }
   return out;
 }

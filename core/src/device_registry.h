@@ -41,14 +41,18 @@ extern std::atomic<DeviceTypeEntry*> g_entries[kMaxDeviceTypes];
 inline const DeviceTypeEntry* get(DeviceTypeId id) {
   return id < kMaxDeviceTypes ? g_entries[id].load(std::memory_order_acquire) : nullptr;
 }
-/// Lookups by name / DLPack type among live types; null if absent. (Load default
-/// plugins first.)
+/// Lookups by name / DLPack type among live, published types; null if absent.
+/// (Load default plugins first.)
 const DeviceTypeEntry* find(std::string_view name);
 const DeviceTypeEntry* find_dlpack(int32_t dlpack_device_type);
-/// Adds an entry; throws PluginError if the name or DLPack type is taken or the
-/// table is full. Returns the new entry.
+/// Adds an entry, unpublished: lookups by name or DLPack type skip it until
+/// publish(), so that no other thread uses a device type whose plugin is still
+/// installing its kernels. Throws PluginError if the name or DLPack type is
+/// taken or the table is full. Returns the new entry.
 DeviceTypeEntry* add(DeviceTypeEntry entry);
-/// Live entries, in id order.
+/// Makes an added entry visible to find(), find_dlpack() and all().
+void publish(DeviceTypeId id);
+/// Live, published entries, in id order.
 std::vector<const DeviceTypeEntry*> all();
 /// Marks a type gone (its plugin was unloaded): lookups skip it, allocations on
 /// it fail; its id is never reused, so storages made on it still free correctly.
@@ -58,6 +62,7 @@ inline bool retired(DeviceTypeId id);
 
 namespace device_registry {
 extern std::atomic<bool> g_retired[kMaxDeviceTypes];
+extern std::atomic<bool> g_published[kMaxDeviceTypes];
 inline bool retired(DeviceTypeId id) { return g_retired[id].load(std::memory_order_acquire); }
 }  // namespace device_registry
 

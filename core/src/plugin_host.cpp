@@ -263,16 +263,27 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
                                   ") failed to initialize; nothing of it was registered: ", take_error_message(err)));
   }
 
-  // Commit: device types first (kernels refer to them), then kernels.
+  // The host's own reference, before anything is published: another thread may
+  // use the plugin's devices as soon as they are, and release its references
+  // before this function returns.
+  intrusive_ptr_add_ref(&rec);
+  // Commit: device types first (kernels refer to their ids), then kernels, and
+  // only then are the device types published, so no thread ever sees a device
+  // type without its kernels.
   Staging& st = rec.staging;
+  std::vector<const DeviceTypeEntry*> added;
   for (DeviceTypeEntry& e : st.device_types) {
     query_device_count(e);
     e.small_block_cache = e.has(TSR_DEVICE_CAP_CACHING_ALLOCATOR) && !e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage();
-    DeviceTypeEntry* added = device_registry::add(std::move(e));
-    rec.device_types.push_back(added->name);
+    const DeviceTypeEntry* entry = device_registry::add(std::move(e));
+    rec.device_types.push_back(entry->name);
+    added.push_back(entry);
   }
   for (const PendingKernel& k : st.kernels) {
-    const DeviceTypeEntry* dev = device_registry::find(k.device_type);
+    const DeviceTypeEntry* dev = nullptr;  // this plugin's own (not yet published) type, or a live one
+    for (const DeviceTypeEntry* e : added)
+      if (e->name == k.device_type) dev = e;
+    if (dev == nullptr) dev = device_registry::find(k.device_type);
     install_plugin_kernel(Dispatcher::instance().get(k.op), dev->id, k.dtype_mask, k.fn, k.context, &rec);
     KernelInfo ki{k.op, k.device_type, {}};
     dtype_mask_names(k.dtype_mask, &ki.dtypes);
@@ -280,7 +291,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   }
   st.device_types.clear();
   st.kernels.clear();
-  intrusive_ptr_add_ref(&rec);  // the host's own reference
+  for (const DeviceTypeEntry* e : added) device_registry::publish(e->id);
   PluginRecord* kept = loaded.release();
   host().plugins.push_back(kept);
   return kept->describe();
