@@ -1,10 +1,14 @@
 // OpenMP work splitting for the CPU plugin. The SDK's iterator is thread-free;
 // this is where threads come in. Kernels call parallel_for with a grain: below it
 // the work runs on the calling thread (no OpenMP region at all, which keeps small
-// ops cheap), above it [0, n) is cut into one contiguous chunk per thread.
+// ops cheap), above it [0, n) is cut into one contiguous chunk per thread, using
+// only the threads the machine has cores for (idle_threads).
 #pragma once
 
 #include <omp.h>
+
+#include <cstdlib>
+#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -23,6 +27,34 @@ inline constexpr int64_t kGrainExpensive = 4096;
 /// Threads a parallel region would use (OMP_NUM_THREADS, default: all cores).
 inline int64_t max_threads() { return omp_in_parallel() ? 1 : static_cast<int64_t>(omp_get_max_threads()); }
 
+/// Threads worth waking, at most `want`: the calling thread plus the cores the
+/// machine's 1-minute load average leaves idle (libgomp's OMP_DYNAMIC uses the
+/// same signal). The end of an OpenMP region waits until every woken thread has
+/// run; on a busy machine a worker can wait milliseconds for a core, turning a
+/// 10 us op into a 10 ms one, so there we stay on the calling thread. The load
+/// is re-read at most every 250 ms. TESSERA_CPU_LOAD_AWARE=0 turns this off
+/// (tests that must exercise the threaded paths on a busy machine set it).
+inline int64_t idle_threads(int64_t want) {
+  static const bool aware = [] {
+    const char* v = std::getenv("TESSERA_CPU_LOAD_AWARE");
+    return v == nullptr || v[0] != '0';
+  }();
+  if (want <= 1 || !aware) return want;
+  static std::atomic<int64_t> cached_at_ms{-1000};
+  static std::atomic<int> cached_busy{0};
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  const int64_t ms = static_cast<int64_t>(now.tv_sec) * 1000 + now.tv_nsec / 1000000;
+  if (ms - cached_at_ms.load(std::memory_order_relaxed) > 250) {
+    double load = 0;
+    cached_busy.store(getloadavg(&load, 1) == 1 ? static_cast<int>(load + 0.5) : 0, std::memory_order_relaxed);
+    cached_at_ms.store(ms, std::memory_order_relaxed);
+  }
+  // +1: the calling thread is itself part of the load.
+  const int64_t idle = static_cast<int64_t>(omp_get_num_procs()) - cached_busy.load(std::memory_order_relaxed) + 1;
+  return std::clamp<int64_t>(idle, 1, want);
+}
+
 /// Runs f(begin, end) on chunks covering [0, n). Uses at most one thread per
 /// `grain` items, and the calling thread only when n <= grain or when already
 /// inside a parallel region (no nested teams, no oversubscription). An
@@ -35,7 +67,7 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
     f(int64_t{0}, n);
     return;
   }
-  const int64_t threads = std::min<int64_t>(omp_get_max_threads(), (n + grain - 1) / grain);
+  const int64_t threads = idle_threads(std::min<int64_t>(omp_get_max_threads(), (n + grain - 1) / grain));
   if (threads <= 1) {
     f(int64_t{0}, n);
     return;

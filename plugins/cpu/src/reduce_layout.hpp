@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common.hpp"
+#include "parallel.hpp"
 
 #include <omp.h>
 
@@ -24,25 +25,13 @@ inline constexpr int64_t kReduceGrain = int64_t{1} << 18;
 /// The same for streaming reductions (sum, prod, amax, any, max.dim...), which
 /// are bound by memory bandwidth: one core already streams 16M float32 in
 /// ~3.5 ms on the build machine, so a second thread only pays off for large
-/// inputs, and only when a core is idle (see stream_threads).
+/// inputs, and only when a core is idle (see idle_threads in parallel.hpp).
 /// TESSERA_CPU_STREAM_GRAIN (elements) overrides it, for measuring.
 inline const int64_t kStreamGrain = [] {
   const char* v = std::getenv("TESSERA_CPU_STREAM_GRAIN");
   const long long g = v != nullptr ? std::atoll(v) : 0;
   return g > 0 ? static_cast<int64_t>(g) : int64_t{1} << 22;
 }();
-
-/// Threads worth waking for streaming work: none beyond the caller when the
-/// machine's 1-minute load leaves no core idle. Measured on the shared 2-vCPU
-/// build box: at load ~4, two threads took 8 ms where one took 3.5 ms (the end
-/// of an OpenMP region waits until the woken thread gets a CPU); when a core was
-/// idle, two threads took 1.9 ms. (libgomp's OMP_DYNAMIC uses the same signal.)
-inline int64_t stream_threads(int64_t threads) {
-  double load = 0;
-  if (threads <= 1 || getloadavg(&load, 1) != 1) return threads;
-  const int64_t idle = static_cast<int64_t>(omp_get_num_procs()) - static_cast<int64_t>(load + 0.5);
-  return std::clamp<int64_t>(idle + 1, 1, threads);  // +1: the caller itself counts in the load
-}
 
 /// Runs f(begin, end) over [0, n) in chunks of `chunk` items that threads claim
 /// one at a time, so a thread the OS starts late (a busy machine) takes fewer
@@ -54,7 +43,7 @@ void parallel_chunks(int64_t n, int64_t cost, const F& f, int64_t grain = kStrea
   if (n <= 0) return;
   cost = std::max<int64_t>(1, cost);
   int64_t threads = omp_in_parallel() ? 1 : static_cast<int64_t>(omp_get_max_threads());
-  if (threads > 1 && grain == kStreamGrain && n * cost >= grain) threads = stream_threads(threads);
+  if (threads > 1 && n * cost >= grain) threads = idle_threads(threads);
   if (threads <= 1 || n * cost < grain || n == 1) {
     f(int64_t{0}, n);
     return;
