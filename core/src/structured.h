@@ -104,6 +104,24 @@ class StructuredCall {
     mark_set(i);
   }
   void set_none(int i) { set_value(i, TsrValue{}); }
+  void set_int(int i, int64_t v) {
+    TsrValue x{};
+    x.tag = TSR_VALUE_INT;
+    x.as.i = v;
+    set_value(i, x);
+  }
+  void set_float(int i, double v) {
+    TsrValue x{};
+    x.tag = TSR_VALUE_FLOAT;
+    x.as.f = v;
+    set_value(i, x);
+  }
+  void set_bool(int i, bool v) {
+    TsrValue x{};
+    x.tag = TSR_VALUE_BOOL;
+    x.as.b = v ? 1 : 0;
+    set_value(i, x);
+  }
   void set_int_list(int i, IntArrayRef list);  // copied
   /// A new output of this shape and dtype, allocated by run().
   void add_output(IntArrayRef sizes, ScalarType dtype);

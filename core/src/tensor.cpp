@@ -171,40 +171,27 @@ Tensor Tensor::bmm(const Tensor& o) const { return tessera::bmm(*this, o); }
 Tensor Tensor::matmul(const Tensor& o) const { return tessera::matmul(*this, o); }
 Tensor Tensor::nonzero() const { return tessera::nonzero(*this); }
 
-namespace {
-Tensor& inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
-  IValue args[4];
-  args[0] = V::of(self);
-  int n = 1;
-  for (const IValue& v : rest) args[n++] = v;
-  Tensor out;
-  Frame frame{args, n, &out, 1};
-  Dispatcher::instance().call(op, frame);
-  return self;
-}
-}  // namespace
-
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return inplace(*this, ops::op_add_(), {V::of(o), V::of(alpha)}); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return ops::call_inplace(*this, ops::op_add_(), {V::of(o), V::of(alpha)}); }
 Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
   const Tensor w = ops::wrapped_number(o, device());
-  return inplace(*this, ops::op_add_(), {V::of(w), V::of(alpha)});
+  return ops::call_inplace(*this, ops::op_add_(), {V::of(w), V::of(alpha)});
 }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return inplace(*this, ops::op_sub_(), {V::of(o), V::of(alpha)}); }
-Tensor& Tensor::mul_(const Tensor& o) { return inplace(*this, ops::op_mul_(), {V::of(o)}); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return ops::call_inplace(*this, ops::op_sub_(), {V::of(o), V::of(alpha)}); }
+Tensor& Tensor::mul_(const Tensor& o) { return ops::call_inplace(*this, ops::op_mul_(), {V::of(o)}); }
 Tensor& Tensor::mul_(const Scalar& o) {
   const Tensor w = ops::wrapped_number(o, device());
-  return inplace(*this, ops::op_mul_(), {V::of(w)});
+  return ops::call_inplace(*this, ops::op_mul_(), {V::of(w)});
 }
 Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> m) {
-  return inplace(*this, ops::op_div_(), {V::of(o), m ? V::of(*m) : V::none()});
+  return ops::call_inplace(*this, ops::op_div_(), {V::of(o), m ? V::of(*m) : V::none()});
 }
-Tensor& Tensor::neg_() { return inplace(*this, ops::op_neg_(), {}); }
-Tensor& Tensor::exp_() { return inplace(*this, ops::op_exp_(), {}); }
-Tensor& Tensor::relu_() { return inplace(*this, ops::op_relu_(), {}); }
-Tensor& Tensor::fill_(const Scalar& value) { return inplace(*this, ops::op_fill_(), {V::of(value)}); }
+Tensor& Tensor::neg_() { return ops::call_inplace(*this, ops::op_neg_(), {}); }
+Tensor& Tensor::exp_() { return ops::call_inplace(*this, ops::op_exp_(), {}); }
+Tensor& Tensor::relu_() { return ops::call_inplace(*this, ops::op_relu_(), {}); }
+Tensor& Tensor::fill_(const Scalar& value) { return ops::call_inplace(*this, ops::op_fill_(), {V::of(value)}); }
 Tensor& Tensor::zero_() { return fill_(0); }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  return inplace(*this, ops::op_copy_(), {V::of(src), V::of(non_blocking)});
+  return ops::call_inplace(*this, ops::op_copy_(), {V::of(src), V::of(non_blocking)});
 }
 
 // ---- conversion ----

@@ -46,12 +46,6 @@ using V = IValue;
 
 Dispatcher& D() { return Dispatcher::instance(); }
 
-void set_int(StructuredCall& c, int i, int64_t v) {
-  TsrValue x{};
-  x.tag = TSR_VALUE_INT;
-  x.as.i = v;
-  c.set_value(i, x);
-}
 
 int64_t dims_of(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
 int64_t size_or_1(const Tensor& t, int64_t d) { return t.dim() == 0 ? 1 : t.size(d); }
@@ -83,7 +77,7 @@ void gather_meta(StructuredCall& c) {
   }
   c.add_output(index.sizes(), self.scalar_type());
   c.set_tensor(0, self);
-  set_int(c, 1, dim);
+  c.set_int(1, dim);
   c.set_tensor(2, index);
   c.dispatch_dtype = self.scalar_type();
 }
@@ -116,7 +110,7 @@ void index_select_meta(StructuredCall& c) {
     c.set_tensor(2, index.reshape(line_shape(self.dim(), dim, n)).expand(out));
   }
   c.set_tensor(0, self);
-  set_int(c, 1, dim);
+  c.set_int(1, dim);
   c.dispatch_dtype = self.scalar_type();
 }
 
@@ -149,7 +143,7 @@ void scatter_meta(StructuredCall& c) {
   }
   c.add_aliased_output(self);
   c.set_tensor(0, self);
-  set_int(c, 1, dim);
+  c.set_int(1, dim);
   c.set_tensor(2, index);
   if constexpr (ValueForm) {
     c.set_scalar(3, c.arg(3).to_scalar(), self.scalar_type());
@@ -198,7 +192,7 @@ void index_add_meta(StructuredCall& c) {
   if (!unit) src = src.mul(alpha).to(self.scalar_type());
   c.add_aliased_output(self);
   c.set_tensor(0, self);
-  set_int(c, 1, dim);
+  c.set_int(1, dim);
   if (self.dim() == 0) {
     c.set_tensor(2, index.reshape({}));
     c.set_tensor(3, src.reshape({}));
@@ -422,19 +416,6 @@ namespace tessera {
 using V = IValue;
 using ops::call;
 
-namespace {
-Tensor& call_inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
-  IValue args[5];
-  args[0] = V::of(self);
-  int n = 1;
-  for (const IValue& v : rest) args[n++] = v;
-  Tensor out;
-  Frame frame{args, n, &out, 1};
-  Dispatcher::instance().call(op, frame);
-  return self;
-}
-}  // namespace
-
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return call(ops::op_index_select(), {V::of(self), V::of(dim), V::of(index)});
 }
@@ -485,22 +466,22 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) co
   return tessera::scatter(*this, dim, index, value);
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return call_inplace(*this, ops::op_scatter_(), {V::of(dim), V::of(index), V::of(src)});
+  return ops::call_inplace(*this, ops::op_scatter_(), {V::of(dim), V::of(index), V::of(src)});
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
-  return call_inplace(*this, ops::op_scatter_value_(), {V::of(dim), V::of(index), V::of(value)});
+  return ops::call_inplace(*this, ops::op_scatter_value_(), {V::of(dim), V::of(index), V::of(value)});
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return tessera::scatter_add(*this, dim, index, src);
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return call_inplace(*this, ops::op_scatter_add_(), {V::of(dim), V::of(index), V::of(src)});
+  return ops::call_inplace(*this, ops::op_scatter_add_(), {V::of(dim), V::of(index), V::of(src)});
 }
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return tessera::index_add(*this, dim, index, source, alpha);
 }
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return call_inplace(*this, ops::op_index_add_(), {V::of(dim), V::of(index), V::of(source), V::of(alpha)});
+  return ops::call_inplace(*this, ops::op_index_add_(), {V::of(dim), V::of(index), V::of(source), V::of(alpha)});
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
   return tessera::masked_fill(*this, mask, value);
@@ -509,10 +490,10 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
   return tessera::masked_fill(*this, mask, value);
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  return call_inplace(*this, ops::op_masked_fill_(), {V::of(mask), V::of(value)});
+  return ops::call_inplace(*this, ops::op_masked_fill_(), {V::of(mask), V::of(value)});
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
-  return call_inplace(*this, ops::op_masked_fill_tensor_(), {V::of(mask), V::of(value)});
+  return ops::call_inplace(*this, ops::op_masked_fill_tensor_(), {V::of(mask), V::of(value)});
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return tessera::masked_select(*this, mask); }
 Tensor Tensor::take(const Tensor& index) const { return tessera::take(*this, index); }

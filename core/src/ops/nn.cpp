@@ -21,18 +21,6 @@ using V = IValue;
 
 Dispatcher& D() { return Dispatcher::instance(); }
 
-void set_int(StructuredCall& c, int i, int64_t v) {
-  TsrValue t{};
-  t.tag = TSR_VALUE_INT;
-  t.as.i = v;
-  c.set_value(i, t);
-}
-void set_float(StructuredCall& c, int i, double v) {
-  TsrValue t{};
-  t.tag = TSR_VALUE_FLOAT;
-  t.as.f = v;
-  c.set_value(i, t);
-}
 
 void check_floating(const Operator& op, const Tensor& t, const char* what) {
   TSR_CHECK(is_floating_type(t.scalar_type()), TypeError, op.name(), ": expected a floating ", what, ", got ",
@@ -70,7 +58,7 @@ void softmax_meta(StructuredCall& c) {
   const int64_t dim = wrap_dim(c.op(), c.arg(1).i, self.dim());
   c.add_output(self.sizes(), dt);
   c.set_tensor(0, dt == self.scalar_type() ? self : self.to(dt));
-  set_int(c, 1, self.dim() == 0 ? 0 : dim);
+  c.set_int(1, self.dim() == 0 ? 0 : dim);
   c.dispatch_dtype = dt;
 }
 
@@ -110,8 +98,8 @@ void layer_norm_meta(StructuredCall& c) {
   }
   c.add_output(x.sizes(), dt);
   c.set_tensor(0, x.contiguous());
-  set_int(c, 3, k);
-  set_float(c, 4, c.arg(4).is_none() ? 1e-5 : c.arg(4).d);
+  c.set_int(3, k);
+  c.set_float(4, c.arg(4).is_none() ? 1e-5 : c.arg(4).d);
   c.dispatch_dtype = dt;
 }
 
@@ -163,9 +151,9 @@ void nll_loss_meta(StructuredCall& c) {
   }
   c.set_tensor(0, x);
   c.set_tensor(1, target.scalar_type() == kLong ? target : target.to(kLong));
-  set_int(c, 3, red);
-  set_int(c, 4, c.arg(4).is_none() ? -100 : c.arg(4).i);
-  set_float(c, 5, smoothing);
+  c.set_int(3, red);
+  c.set_int(4, c.arg(4).is_none() ? -100 : c.arg(4).i);
+  c.set_float(5, smoothing);
   c.dispatch_dtype = dt;
 }
 
@@ -258,7 +246,7 @@ void conv2d_meta(StructuredCall& c) {
   c.set_tensor(1, w);
   const int64_t params[6] = {sh, sw, ph, pw, dh, dw};
   c.set_int_list(3, IntArrayRef(params, 6));
-  set_int(c, 4, groups);
+  c.set_int(4, groups);
   c.dispatch_dtype = x.scalar_type();
 }
 
@@ -333,7 +321,7 @@ void pool2d_meta(StructuredCall& c) {
     b.tag = TSR_VALUE_BOOL;
     b.as.b = include_pad ? 1 : 0;
     c.set_value(2, b);
-    set_int(c, 3, divisor);
+    c.set_int(3, divisor);
   }
   c.dispatch_dtype = dt;
 }

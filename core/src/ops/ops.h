@@ -7,6 +7,8 @@
 
 #include <tessera/dispatcher.h>
 
+#include <initializer_list>
+
 namespace tessera::ops {
 
 const Operator& op_add();
@@ -67,6 +69,19 @@ inline Tensor call(const Operator& op, const IValue (&args)[N]) {
   Frame frame{args, static_cast<int>(N), &out, 1};
   Dispatcher::instance().call(op, frame);
   return out;
+}
+
+/// Calls the in-place op `op` with `self` first and `rest` after, and returns
+/// `self` (the C++ API's in-place forms).
+inline Tensor& call_inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
+  IValue args[8];
+  args[0] = IValue::of(self);
+  int n = 1;
+  for (const IValue& v : rest) args[n++] = v;
+  Tensor out;
+  Frame frame{args, n, &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return self;
 }
 
 /// A contiguous copy of `src` on device `to` (same dtype), moved by the plugins'

@@ -33,23 +33,11 @@ namespace {
 
 Dispatcher& D() { return Dispatcher::instance(); }
 
-void set_int(StructuredCall& c, int i, int64_t v) {
-  TsrValue x{};
-  x.tag = TSR_VALUE_INT;
-  x.as.i = v;
-  c.set_value(i, x);
-}
-void set_float(StructuredCall& c, int i, double v) {
-  TsrValue x{};
-  x.tag = TSR_VALUE_FLOAT;
-  x.as.f = v;
-  c.set_value(i, x);
-}
 
 // The seed and offset arguments, at positions i and i + 1.
 void set_stream(StructuredCall& c, int i) {
-  set_int(c, i, c.arg(i).i);
-  set_int(c, i + 1, c.arg(i + 1).i);
+  c.set_int(i, c.arg(i).i);
+  c.set_int(i + 1, c.arg(i + 1).i);
 }
 
 void check_floating(const StructuredCall& c, ScalarType t) {
@@ -74,8 +62,8 @@ void uniform_meta(StructuredCall& c) {
             from, " and ", to);
   TSR_CHECK(from <= to, ValueError, c.op().name(), ": expects from <= to, got from=", from, " to=", to);
   inplace_self(c);
-  set_float(c, 1, from);
-  set_float(c, 2, to);
+  c.set_float(1, from);
+  c.set_float(2, to);
   set_stream(c, 3);
 }
 
@@ -85,8 +73,8 @@ void normal_meta(StructuredCall& c) {
   const double mean = c.arg(1).d, std_ = c.arg(2).d;
   TSR_CHECK(std_ >= 0.0, ValueError, c.op().name(), ": expects std >= 0, got std=", std_);
   inplace_self(c);
-  set_float(c, 1, mean);
-  set_float(c, 2, std_);
+  c.set_float(1, mean);
+  c.set_float(2, std_);
   set_stream(c, 3);
 }
 
@@ -115,8 +103,8 @@ void random_meta(StructuredCall& c) {
   TSR_CHECK(static_cast<double>(from) >= lo && static_cast<double>(to - 1) <= hi, ValueError, c.op().name(),
             ": the range [", from, ", ", to, ") does not fit dtype ", dtype_name(self.scalar_type()));
   inplace_self(c);
-  set_int(c, 1, from);
-  set_int(c, 2, to);
+  c.set_int(1, from);
+  c.set_int(2, to);
   set_stream(c, 3);
 }
 
@@ -124,7 +112,7 @@ void bernoulli_float_meta(StructuredCall& c) {
   const double p = c.arg(1).d;
   TSR_CHECK(p >= 0.0 && p <= 1.0, ValueError, c.op().name(), ": expects 0 <= p <= 1, got p=", p);
   inplace_self(c);
-  set_float(c, 1, p);
+  c.set_float(1, p);
   set_stream(c, 2);
 }
 
@@ -153,7 +141,7 @@ void randperm_meta(StructuredCall& c) {
   TSR_CHECK(c.arg(4).tag == IValue::Tag::Device, ValueError, c.op().name(), ": a device is required");
   c.device = c.arg(4).device;
   c.add_output({n}, dtype);
-  set_int(c, 0, n);
+  c.set_int(0, n);
   set_stream(c, 1);
   c.dispatch_dtype = dtype;
 }
@@ -167,7 +155,7 @@ void dropout_meta(StructuredCall& c) {
   c.device = input.device();
   c.add_output(input.sizes(), input.scalar_type());
   c.set_tensor(0, input);
-  set_float(c, 1, p);
+  c.set_float(1, p);
   TsrValue t{};
   t.tag = TSR_VALUE_BOOL;
   t.as.b = c.arg(2).b ? 1 : 0;

@@ -165,16 +165,6 @@ namespace tessera {
 namespace {
 using V = IValue;
 
-Tensor& run_inplace(Tensor& self, const Operator& op, std::initializer_list<IValue> rest) {
-  IValue args[4];
-  args[0] = V::of(self);
-  int n = 1;
-  for (const IValue& v : rest) args[n++] = v;
-  Tensor out;
-  Frame frame{args, n, &out, 1};
-  Dispatcher::instance().call(op, frame);
-  return self;
-}
 }  // namespace
 
 // neg, exp and relu have their function and method forms in tensor.cpp.
@@ -187,7 +177,7 @@ Tensor& relu_out(Tensor& out, const Tensor& self) { return ops::assign_out("relu
   Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::assign_out(#fn "_out", fn(self), out); } \
   Tensor Tensor::fn() const { return tessera::fn(*this); }
 #define TSR_UNARY_INPLACE_API(fn, R, E, A) \
-  Tensor& Tensor::fn##_() { return run_inplace(*this, ops::op_##fn##_(), {}); }
+  Tensor& Tensor::fn##_() { return ops::call_inplace(*this, ops::op_##fn##_(), {}); }
 
 #define TSR_PLAIN_LIST(X)                                                                                    \
   X(abs, , , ) X(sign, , , ) X(exp2, , , ) X(expm1, , , ) X(log, , , ) X(log2, , , ) X(log10, , , )              \
@@ -212,7 +202,7 @@ Tensor& gelu_out(Tensor& out, const Tensor& self, std::string_view approximate) 
 }
 Tensor Tensor::gelu(std::string_view approximate) const { return tessera::gelu(*this, approximate); }
 Tensor& Tensor::gelu_(std::string_view approximate) {
-  return run_inplace(*this, ops::op_gelu_(), {V::of(approximate)});
+  return ops::call_inplace(*this, ops::op_gelu_(), {V::of(approximate)});
 }
 
 Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
@@ -225,7 +215,7 @@ Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
   return tessera::softplus(*this, beta, threshold);
 }
 Tensor& Tensor::softplus_(const Scalar& beta, const Scalar& threshold) {
-  return run_inplace(*this, ops::op_softplus_(), {V::of(beta), V::of(threshold)});
+  return ops::call_inplace(*this, ops::op_softplus_(), {V::of(beta), V::of(threshold)});
 }
 
 }  // namespace tessera
