@@ -393,27 +393,7 @@ void sum_kernel(const TsrKernelCall& call) {
 
   const int64_t* dims = dim.as.int_list.data;
   size_t ndims = dim.as.int_list.size;
-  if (ndims > 0 && dims == nullptr) invalid("argument 'dim' has a NULL list");
-  // A 0-d tensor reduces over "dim 0" like PyTorch allows; it is a no-op.
-  if (self.ndim == 0 && ndims == 1 && dims[0] == 0) ndims = 0;
-  for (size_t i = 0; i < ndims; ++i) {
-    if (dims[i] < 0 || dims[i] >= self.ndim || (i > 0 && dims[i] <= dims[i - 1])) {
-      invalid("argument 'dim' must hold sorted, unique dims in [0, " + std::to_string(self.ndim) + "), got " +
-              std::to_string(dims[i]) + " at position " + std::to_string(i));
-    }
-  }
-  // The output shape must be the reduced shape.
-  const int32_t expected_ndim = keepdim ? self.ndim : self.ndim - static_cast<int32_t>(ndims);
-  bool shape_ok = out.ndim == expected_ndim;
-  for (int32_t d = 0, o = 0, next = 0; shape_ok && d < self.ndim; ++d) {
-    const bool reduced = static_cast<size_t>(next) < ndims && dims[next] == d;
-    if (reduced) ++next;
-    if (reduced && !keepdim) continue;
-    shape_ok = out.shape[o++] == (reduced ? 1 : self.shape[d]);
-  }
-  if (!shape_ok) {
-    invalid("out has shape " + shape_text(out) + ", which is not the reduced shape of " + shape_text(self));
-  }
+  check_reduce_args(self, out, dims, ndims, keepdim);  // a 0-d input's "dim 0" becomes no dim
 
   const TsrDType out_dtype = dtype_of(out, "out");
   const bool integral_in = !(kFloatMask & TSR_DTYPE_BIT(call.dtype));
