@@ -447,10 +447,31 @@ std::string info_text() {
       for (size_t i = 0; i < t.device_descriptions.size(); ++i)
         os << "    " << t.name << ":" << i << "  " << t.device_descriptions[i] << "\n";
     }
-    os << "  kernels (" << p.kernels.size() << "):\n";
+    // Grouped by (device type, dtypes): a plugin with a hundred kernels stays
+    // readable. Groups keep registration order.
+    os << "  kernels (" << p.kernels.size() << "), by device type and dtypes:\n";
+    std::vector<std::pair<std::string, std::vector<std::string>>> groups;
     for (const KernelInfo& k : p.kernels) {
-      os << "    " << k.op << " [" << k.device_type << "]:";
-      for (size_t i = 0; i < k.dtypes.size(); ++i) os << (i ? ", " : " ") << k.dtypes[i];
+      std::string key = "[" + k.device_type + "]";
+      for (size_t i = 0; i < k.dtypes.size(); ++i) key += (i ? ", " : " ") + k.dtypes[i];
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+      if (it == groups.end()) it = groups.insert(groups.end(), {key, {}});
+      it->second.push_back(k.op);
+    }
+    for (const auto& [key, ops] : groups) {
+      os << "    " << key << ":\n      ";
+      size_t column = 6;
+      for (size_t i = 0; i < ops.size(); ++i) {
+        if (i > 0 && column + ops[i].size() + 2 > 100) {
+          os << ",\n      ";
+          column = 6;
+        } else if (i > 0) {
+          os << ", ";
+          column += 2;
+        }
+        os << ops[i];
+        column += ops[i].size();
+      }
       os << "\n";
     }
   }

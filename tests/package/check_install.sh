@@ -15,7 +15,7 @@ exports=$(nm -D --defined-only "$plugin" | awk '$2 ~ /^[TtWwDdBbVvi]$/ {print $3
 [ "$exports" = "tessera_plugin_entry" ] || { echo "toy plugin exports: $exports"; exit 1; }
 TESSERA_PLUGIN_PATH="$work/prefix/lib/tessera/plugins:$plugin" "$work/prefix/bin/tessera" info > "$work/info.txt"
 grep -q "^plugin toy 0.1.0 (ABI 1.0)" "$work/info.txt" || { cat "$work/info.txt"; exit 1; }
-grep -q "add \[toy\]: float32, float64" "$work/info.txt" || { cat "$work/info.txt"; exit 1; }
+grep -A1 "\[toy\] float32, float64:" "$work/info.txt" | grep -qw "add" || { cat "$work/info.txt"; exit 1; }
 grep -q "^plugin cpu " "$work/info.txt" || { cat "$work/info.txt"; exit 1; }
 TESSERA_PLUGIN_PATH="$work/prefix/lib/tessera/plugins" "$work/example/toy_demo" "$plugin"
 echo "installed package, out-of-tree plugin and program: ok"
