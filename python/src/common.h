@@ -28,6 +28,23 @@ struct DType {
 std::vector<int64_t> sizes_from_args(const nb::args& args, const char* what);
 std::vector<int64_t> sizes_from_object(nb::handle obj, const char* what);
 
+/// In-place methods return self: the same Python object, as PyTorch does.
+template <typename F>
+nb::object in_place(nb::handle self, F&& f) {
+  f(nb::cast<Tensor&>(self));
+  return nb::borrow(self);
+}
+
+/// The out= protocol of module functions: without `out`, the functional result
+/// (compute()); with it, compute_out(out) writes the result into it and `out`
+/// itself (the same Python object) is returned.
+template <typename Compute, typename ComputeOut>
+nb::object with_out(nb::handle out, Compute&& compute, ComputeOut&& compute_out) {
+  if (out.is_none()) return nb::cast(compute());
+  compute_out(nb::cast<Tensor&>(out));
+  return nb::borrow(out);
+}
+
 void register_errors(nb::module_& m);
 void register_dtype_device(nb::module_& m);
 void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls);

@@ -16,31 +16,19 @@ std::optional<std::string_view> rounding(const std::optional<std::string>& r) {
 
 // The result of a module function: the new tensor, or `out` itself (the same
 // Python object) once the result has been written into it.
-template <typename Functional, typename Into>
-nb::object finish(nb::handle out, const Functional& functional, const Into& into) {
-  if (out.is_none()) return nb::cast(functional());
-  Tensor& o = nb::cast<Tensor&>(out);
-  into(o);
-  return nb::borrow(out);
-}
 
-template <typename F>
-nb::object in_place(nb::handle self, const F& f) {
-  f(nb::cast<Tensor&>(self));
-  return nb::borrow(self);
-}
 
 // Module function X(input, other, *, out=None), method X(other), in-place X_(other)
 // for an op with X(T, T), X(T, S), X(S, T), X_out(...), Tensor::X and Tensor::X_.
 #define TSR_BIND_BINARY(fn, other_name)                                                                           \
   m.def(#fn, [](const Tensor& a, const Tensor& b, nb::handle out) {                                               \
-    return finish(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
+    return with_out(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
   }, nb::arg("input"), nb::arg(other_name), nb::kw_only(), nb::arg("out") = nb::none());                          \
   m.def(#fn, [](const Tensor& a, const Scalar& b, nb::handle out) {                                               \
-    return finish(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
+    return with_out(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
   }, nb::arg("input"), nb::arg(other_name), nb::kw_only(), nb::arg("out") = nb::none());                          \
   m.def(#fn, [](const Scalar& a, const Tensor& b, nb::handle out) {                                               \
-    return finish(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
+    return with_out(out, [&] { return fn(a, b); }, [&](Tensor& o) { fn##_out(o, a, b); });                          \
   }, nb::arg("input"), nb::arg(other_name), nb::kw_only(), nb::arg("out") = nb::none());                          \
   cls.def(#fn, [](const Tensor& a, const Tensor& b) { return a.fn(b); }, nb::arg(other_name));                   \
   cls.def(#fn, [](const Tensor& a, const Scalar& b) { return a.fn(b); }, nb::arg(other_name));                   \
@@ -66,42 +54,42 @@ nb::object in_place(nb::handle self, const F& f) {
 void register_binary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- add, sub, mul, div: out=, a number first, in-place with a number ----
   m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
+    return with_out(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
+    return with_out(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("add", [](const Scalar& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
+    return with_out(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
+    return with_out(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
+    return with_out(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("sub", [](const Scalar& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
-    return finish(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
+    return with_out(out, [&] { return sub(a, b, alpha); }, [&](Tensor& o) { sub_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());
   m.def("mul", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
+    return with_out(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("mul", [](const Tensor& a, const Scalar& b, nb::handle out) {
-    return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
+    return with_out(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("mul", [](const Scalar& a, const Tensor& b, nb::handle out) {
-    return finish(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
+    return with_out(out, [&] { return mul(a, b); }, [&](Tensor& o) { mul_out(o, a, b); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r, nb::handle out) {
-    return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
+    return with_out(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
      nb::arg("out") = nb::none());
   m.def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r, nb::handle out) {
-    return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
+    return with_out(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
      nb::arg("out") = nb::none());
   m.def("div", [](const Scalar& a, const Tensor& b, const std::optional<std::string>& r, nb::handle out) {
-    return finish(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
+    return with_out(out, [&] { return div(a, b, rounding(r)); }, [&](Tensor& o) { div_out(o, a, b, rounding(r)); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none(),
      nb::arg("out") = nb::none());
   cls.def("sub_", [](nb::handle self, const Scalar& b, const Scalar& alpha) {
@@ -113,10 +101,10 @@ void register_binary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
 
   // floor division: Python's //.
   m.def("floor_divide", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return finish(out, [&] { return floor_divide(a, b); }, [&](Tensor& o) { div_out(o, a, b, "floor"); });
+    return with_out(out, [&] { return floor_divide(a, b); }, [&](Tensor& o) { div_out(o, a, b, "floor"); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("floor_divide", [](const Tensor& a, const Scalar& b, nb::handle out) {
-    return finish(out, [&] { return floor_divide(a, b); }, [&](Tensor& o) { div_out(o, a, b, "floor"); });
+    return with_out(out, [&] { return floor_divide(a, b); }, [&](Tensor& o) { div_out(o, a, b, "floor"); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   cls.def("floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); }, nb::arg("other"));
   cls.def("floor_divide", [](const Tensor& a, const Scalar& b) { return floor_divide(a, b); }, nb::arg("other"));

@@ -3,15 +3,6 @@
 
 namespace tessera::python {
 
-namespace {
-// In-place methods return self (the same Python object, as PyTorch does).
-template <typename F>
-nb::object inplace(nb::handle self, F&& f) {
-  f(nb::cast<Tensor&>(self));
-  return nb::borrow(self);
-}
-}  // namespace
-
 void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("index_select", &Tensor::index_select, nb::arg("dim"), nb::arg("index"))
       .def("gather", &Tensor::gather, nb::arg("dim"), nb::arg("index"))
@@ -20,29 +11,29 @@ void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("scatter", nb::overload_cast<int64_t, const Tensor&, const Scalar&>(&Tensor::scatter, nb::const_),
            nb::arg("dim"), nb::arg("index"), nb::arg("value"))
       .def("scatter_", [](nb::handle self, int64_t dim, const Tensor& index, const Tensor& src) {
-        return inplace(self, [&](Tensor& t) { t.scatter_(dim, index, src); });
+        return in_place(self, [&](Tensor& t) { t.scatter_(dim, index, src); });
       }, nb::arg("dim"), nb::arg("index"), nb::arg("src"))
       .def("scatter_", [](nb::handle self, int64_t dim, const Tensor& index, const Scalar& value) {
-        return inplace(self, [&](Tensor& t) { t.scatter_(dim, index, value); });
+        return in_place(self, [&](Tensor& t) { t.scatter_(dim, index, value); });
       }, nb::arg("dim"), nb::arg("index"), nb::arg("value"))
       .def("scatter_add", &Tensor::scatter_add, nb::arg("dim"), nb::arg("index"), nb::arg("src"))
       .def("scatter_add_", [](nb::handle self, int64_t dim, const Tensor& index, const Tensor& src) {
-        return inplace(self, [&](Tensor& t) { t.scatter_add_(dim, index, src); });
+        return in_place(self, [&](Tensor& t) { t.scatter_add_(dim, index, src); });
       }, nb::arg("dim"), nb::arg("index"), nb::arg("src"))
       .def("index_add", &Tensor::index_add, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(),
            nb::arg("alpha") = 1)
       .def("index_add_", [](nb::handle self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-        return inplace(self, [&](Tensor& t) { t.index_add_(dim, index, source, alpha); });
+        return in_place(self, [&](Tensor& t) { t.index_add_(dim, index, source, alpha); });
       }, nb::arg("dim"), nb::arg("index"), nb::arg("source"), nb::kw_only(), nb::arg("alpha") = 1)
       .def("masked_fill", nb::overload_cast<const Tensor&, const Tensor&>(&Tensor::masked_fill, nb::const_),
            nb::arg("mask"), nb::arg("value"))
       .def("masked_fill", nb::overload_cast<const Tensor&, const Scalar&>(&Tensor::masked_fill, nb::const_),
            nb::arg("mask"), nb::arg("value"))
       .def("masked_fill_", [](nb::handle self, const Tensor& mask, const Tensor& value) {
-        return inplace(self, [&](Tensor& t) { t.masked_fill_(mask, value); });
+        return in_place(self, [&](Tensor& t) { t.masked_fill_(mask, value); });
       }, nb::arg("mask"), nb::arg("value"))
       .def("masked_fill_", [](nb::handle self, const Tensor& mask, const Scalar& value) {
-        return inplace(self, [&](Tensor& t) { t.masked_fill_(mask, value); });
+        return in_place(self, [&](Tensor& t) { t.masked_fill_(mask, value); });
       }, nb::arg("mask"), nb::arg("value"))
       .def("masked_select", &Tensor::masked_select, nb::arg("mask"))
       .def("take", &Tensor::take, nb::arg("index"));

@@ -6,22 +6,19 @@
 namespace tessera::python {
 namespace {
 
+// with_out, computing without the GIL: GEMMs can run long.
 template <typename Compute, typename ComputeOut>
-nb::object with_out(nb::handle out, Compute compute, ComputeOut compute_out) {
-  if (out.is_none()) {
-    Tensor r;
-    {
-      nb::gil_scoped_release release;  // GEMMs can run long
-      r = compute();
-    }
-    return nb::cast(std::move(r));
-  }
-  Tensor& o = nb::cast<Tensor&>(out);
-  {
-    nb::gil_scoped_release release;
-    compute_out(o);
-  }
-  return nb::borrow(out);
+nb::object with_out_nogil(nb::handle out, Compute compute, ComputeOut compute_out) {
+  return with_out(
+      out,
+      [&] {
+        nb::gil_scoped_release release;
+        return compute();
+      },
+      [&](Tensor& o) {
+        nb::gil_scoped_release release;
+        compute_out(o);
+      });
 }
 
 }  // namespace
@@ -29,26 +26,26 @@ nb::object with_out(nb::handle out, Compute compute, ComputeOut compute_out) {
 void register_linalg_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("addmm", [](const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha,
                     nb::handle out) {
-    return with_out(out, [&] { return addmm(self, a, b, beta, alpha); },
+    return with_out_nogil(out, [&] { return addmm(self, a, b, beta, alpha); },
                     [&](Tensor& o) { addmm_out(o, self, a, b, beta, alpha); });
   }, nb::arg("input"), nb::arg("mat1"), nb::arg("mat2"), nb::kw_only(), nb::arg("beta") = 1, nb::arg("alpha") = 1,
      nb::arg("out") = nb::none());
   m.def("dot", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return with_out(out, [&] { return dot(a, b); }, [&](Tensor& o) { dot_out(o, a, b); });
+    return with_out_nogil(out, [&] { return dot(a, b); }, [&](Tensor& o) { dot_out(o, a, b); });
   }, nb::arg("input"), nb::arg("tensor"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("outer", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return with_out(out, [&] { return outer(a, b); }, [&](Tensor& o) { outer_out(o, a, b); });
+    return with_out_nogil(out, [&] { return outer(a, b); }, [&](Tensor& o) { outer_out(o, a, b); });
   }, nb::arg("input"), nb::arg("vec2"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("input"), nb::arg("vec2"));
   // out= overloads of the existing mm/bmm/matmul bindings.
   m.def("mm", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return with_out(out, [&] { return mm(a, b); }, [&](Tensor& o) { mm_out(o, a, b); });
+    return with_out_nogil(out, [&] { return mm(a, b); }, [&](Tensor& o) { mm_out(o, a, b); });
   }, nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out"));
   m.def("bmm", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return with_out(out, [&] { return bmm(a, b); }, [&](Tensor& o) { bmm_out(o, a, b); });
+    return with_out_nogil(out, [&] { return bmm(a, b); }, [&](Tensor& o) { bmm_out(o, a, b); });
   }, nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out"));
   m.def("matmul", [](const Tensor& a, const Tensor& b, nb::handle out) {
-    return with_out(out, [&] { return matmul(a, b); }, [&](Tensor& o) { matmul_out(o, a, b); });
+    return with_out_nogil(out, [&] { return matmul(a, b); }, [&](Tensor& o) { matmul_out(o, a, b); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out"));
 
   cls.def("addmm", [](const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {

@@ -19,11 +19,6 @@ TensorOptions options(const OptDType& dtype, const std::optional<Device>& device
 
 Generator& gen_or_default(const OptGen& g) { return g ? const_cast<Generator&>(*g) : default_generator(); }
 
-template <typename F>
-nb::object inplace(nb::handle self, F&& f) {
-  f(nb::cast<Tensor&>(self));
-  return nb::borrow(self);
-}
 
 }  // namespace
 
@@ -79,22 +74,22 @@ void register_random_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   }, nb::arg("input"), nb::arg("p") = 0.5, nb::arg("train") = true, nb::kw_only(), nb::arg("generator") = nb::none());
 
   cls.def("uniform_", [](nb::handle self, double from, double to, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.uniform_(from, to, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.uniform_(from, to, gen_or_default(g)); });
       }, nb::arg("from") = 0.0, nb::arg("to") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none())
       .def("normal_", [](nb::handle self, double mean, double std, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.normal_(mean, std, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.normal_(mean, std, gen_or_default(g)); });
       }, nb::arg("mean") = 0.0, nb::arg("std") = 1.0, nb::kw_only(), nb::arg("generator") = nb::none())
       .def("random_", [](nb::handle self, int64_t to, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.random_(0, to, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.random_(0, to, gen_or_default(g)); });
       }, nb::arg("to"), nb::kw_only(), nb::arg("generator") = nb::none())
       .def("random_", [](nb::handle self, int64_t from, int64_t to, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.random_(from, to, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.random_(from, to, gen_or_default(g)); });
       }, nb::arg("from"), nb::arg("to"), nb::kw_only(), nb::arg("generator") = nb::none())
       .def("bernoulli_", [](nb::handle self, const Tensor& p, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.bernoulli_(p, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.bernoulli_(p, gen_or_default(g)); });
       }, nb::arg("p"), nb::kw_only(), nb::arg("generator") = nb::none())
       .def("bernoulli_", [](nb::handle self, double p, const OptGen& g) {
-        return inplace(self, [&](Tensor& t) { t.bernoulli_(p, gen_or_default(g)); });
+        return in_place(self, [&](Tensor& t) { t.bernoulli_(p, gen_or_default(g)); });
       }, nb::arg("p") = 0.5, nb::kw_only(), nb::arg("generator") = nb::none())
       .def("bernoulli", [](const Tensor& t, const OptGen& g) { return bernoulli(t, g); }, nb::kw_only(),
            nb::arg("generator") = nb::none());

@@ -17,14 +17,6 @@ std::vector<Tensor> split_any(const Tensor& t, nb::handle sizes, int64_t dim) {
   return split_with_sizes(t, sizes_from_object(sizes, "split"), dim);
 }
 
-// The result, or the result written into `out` (then `out` itself is returned).
-template <typename Compute, typename ComputeOut>
-nb::object with_out(nb::handle out, Compute compute, ComputeOut compute_out) {
-  if (out.is_none()) return nb::cast(compute());
-  Tensor& o = nb::cast<Tensor&>(out);
-  compute_out(o);
-  return nb::borrow(out);
-}
 
 // Trailing *ints or one sequence (t.flip(0, 1), t.flip((0, 1)), t.repeat(2, 3)).
 std::vector<int64_t> ints_of(const nb::args& args, const char* what) { return sizes_from_args(args, what); }

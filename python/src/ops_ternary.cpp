@@ -9,19 +9,7 @@ using OptT = std::optional<Tensor>;
 using OptS = std::optional<Scalar>;
 
 // The new tensor, or `out` itself once the result has been written into it.
-template <typename Functional, typename Into>
-nb::object finish(nb::handle out, const Functional& functional, const Into& into) {
-  if (out.is_none()) return nb::cast(functional());
-  Tensor& o = nb::cast<Tensor&>(out);
-  into(o);
-  return nb::borrow(out);
-}
 
-template <typename F>
-nb::object in_place(nb::handle self, const F& f) {
-  f(nb::cast<Tensor&>(self));
-  return nb::borrow(self);
-}
 
 }  // namespace
 
@@ -29,7 +17,7 @@ void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- where ----
 #define TSR_BIND_WHERE(Self, Other)                                                                      \
   m.def("where", [](const Tensor& c, const Self& a, const Other& b, nb::handle out) {                    \
-    return finish(out, [&] { return where(c, a, b); }, [&](Tensor& o) { where_out(o, c, a, b); });       \
+    return with_out(out, [&] { return where(c, a, b); }, [&](Tensor& o) { where_out(o, c, a, b); });       \
   }, nb::arg("condition"), nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("out") = nb::none());
   TSR_BIND_WHERE(Tensor, Tensor)
   TSR_BIND_WHERE(Tensor, Scalar)
@@ -50,7 +38,7 @@ void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- clamp: numbers or tensors as bounds (not mixed, as in PyTorch) ----
 #define TSR_BIND_CLAMP(Opt)                                                                                 \
   m.def("clamp", [](const Tensor& a, const Opt& lo, const Opt& hi, nb::handle out) {                        \
-    return finish(out, [&] { return clamp(a, lo, hi); }, [&](Tensor& o) { clamp_out(o, a, lo, hi); });      \
+    return with_out(out, [&] { return clamp(a, lo, hi); }, [&](Tensor& o) { clamp_out(o, a, lo, hi); });      \
   }, nb::arg("input"), nb::arg("min") = nb::none(), nb::arg("max") = nb::none(), nb::kw_only(),             \
      nb::arg("out") = nb::none());                                                                          \
   cls.def("clamp", [](const Tensor& a, const Opt& lo, const Opt& hi) { return a.clamp(lo, hi); },           \
@@ -63,7 +51,7 @@ void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
 #undef TSR_BIND_CLAMP
 #define TSR_BIND_CLAMP_BOUND(fn, name, Bound)                                                             \
   m.def(#fn, [](const Tensor& a, const Bound& v, nb::handle out) {                                        \
-    return finish(out, [&] { return fn(a, v); }, [&](Tensor& o) { fn##_out(o, a, v); });                  \
+    return with_out(out, [&] { return fn(a, v); }, [&](Tensor& o) { fn##_out(o, a, v); });                  \
   }, nb::arg("input"), nb::arg(name), nb::kw_only(), nb::arg("out") = nb::none());                        \
   cls.def(#fn, [](const Tensor& a, const Bound& v) { return a.fn(v); }, nb::arg(name));                   \
   cls.def(#fn "_", [](nb::handle self, const Bound& v) { return in_place(self, [&](Tensor& t) { t.fn##_(v); }); }, \
@@ -77,7 +65,7 @@ void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- lerp ----
 #define TSR_BIND_LERP(Weight)                                                                                 \
   m.def("lerp", [](const Tensor& a, const Tensor& e, const Weight& w, nb::handle out) {                       \
-    return finish(out, [&] { return lerp(a, e, w); }, [&](Tensor& o) { lerp_out(o, a, e, w); });             \
+    return with_out(out, [&] { return lerp(a, e, w); }, [&](Tensor& o) { lerp_out(o, a, e, w); });             \
   }, nb::arg("input"), nb::arg("end"), nb::arg("weight"), nb::kw_only(), nb::arg("out") = nb::none());        \
   cls.def("lerp", [](const Tensor& a, const Tensor& e, const Weight& w) { return a.lerp(e, w); }, nb::arg("end"), \
           nb::arg("weight"));                                                                                 \
@@ -91,7 +79,7 @@ void register_ternary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   // ---- addcmul, addcdiv ----
 #define TSR_BIND_ADDC(fn)                                                                                    \
   m.def(#fn, [](const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& v, nb::handle out) {       \
-    return finish(out, [&] { return fn(a, x, y, v); }, [&](Tensor& o) { fn##_out(o, a, x, y, v); });         \
+    return with_out(out, [&] { return fn(a, x, y, v); }, [&](Tensor& o) { fn##_out(o, a, x, y, v); });         \
   }, nb::arg("input"), nb::arg("tensor1"), nb::arg("tensor2"), nb::kw_only(), nb::arg("value") = 1,          \
      nb::arg("out") = nb::none());                                                                           \
   cls.def(#fn, [](const Tensor& a, const Tensor& x, const Tensor& y, const Scalar& v) { return a.fn(x, y, v); }, \
