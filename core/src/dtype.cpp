@@ -14,6 +14,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::Unavailable: return "Unavailable";
     case ErrorCode::PluginError: return "PluginError";
     case ErrorCode::Internal: return "Internal";
+    case ErrorCode::Autograd: return "Autograd";
   }
   return "?";
 }
@@ -27,6 +28,7 @@ void throw_error(ErrorCode code, const std::string& message) {
     case ErrorCode::OutOfMemory: throw OutOfMemoryError(message);
     case ErrorCode::Unavailable: throw UnavailableError(message);
     case ErrorCode::PluginError: throw PluginError(message);
+    case ErrorCode::Autograd: throw AutogradError(message);
     case ErrorCode::Internal: break;
   }
   throw InternalError(message);

@@ -57,6 +57,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
   for (int64_t i = 0; i < ndim_; ++i) numel_ *= dims_[i];
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
+  inference_ = tls_local_dispatch_key_set().inference_mode;
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
@@ -64,6 +65,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, Int
   set_dims(sizes, strides.data());
   refresh();
   key_set_ = DispatchKeySet::backend(storage_->device().type());
+  inference_ = tls_local_dispatch_key_set().inference_mode;
 }
 
 void TensorImpl::refresh() {

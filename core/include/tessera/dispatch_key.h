@@ -64,6 +64,12 @@ std::string to_string(DispatchKeySet ks);
 struct LocalDispatchKeySet {
   DispatchKeySet included;
   DispatchKeySet excluded;
+  // Autograd's per-thread modes (tessera/autograd.h), kept here so that the
+  // tensor constructor reads them from the same initial-exec TLS block.
+  bool grad_enabled = true;
+  bool inference_mode = false;
+  bool anomaly_mode = false;
+  uint32_t below_autograd = 0;  // depth of autograd kernels running the op below them
 };
 LocalDispatchKeySet& tls_local_dispatch_key_set();
 

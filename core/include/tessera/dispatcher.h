@@ -126,6 +126,9 @@ class Operator {
   /// Plugin kernels for device type t (opaque; core/src/plugin_kernels.h). Lock-free.
   const void* backend_kernels(DeviceTypeId t) const { return backend_kernels_[t].load(std::memory_order_acquire); }
   void set_backend_kernels(DeviceTypeId t, const void* k) { backend_kernels_[t].store(k, std::memory_order_release); }
+  /// The op's autograd rule (opaque; core/src/autograd/rules.h). Lock-free.
+  const void* autograd_rule() const { return autograd_rule_.load(std::memory_order_acquire); }
+  void set_autograd_rule(const void* r) const { autograd_rule_.store(r, std::memory_order_release); }
 
  private:
   friend class Dispatcher;
@@ -136,6 +139,7 @@ class Operator {
   const KernelFunction* backend_default_ = nullptr;  // what backend slots hold unless overridden
   std::atomic<const KernelFunction*> table_[kNumDispatchKeys] = {};
   std::atomic<const void*> backend_kernels_[kMaxDeviceTypes] = {};
+  mutable std::atomic<const void*> autograd_rule_{nullptr};
 };
 
 class Dispatcher {

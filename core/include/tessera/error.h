@@ -23,6 +23,7 @@ enum class ErrorCode {
   Unavailable,      // a device runtime or device is absent
   PluginError,      // a plugin could not be loaded or initialized
   Internal,
+  Autograd,         // misuse of autograd: backward twice, modified saved tensor, leaf in-place
 };
 
 const char* error_code_name(ErrorCode code);
@@ -49,6 +50,7 @@ TESSERA_DEFINE_ERROR(OutOfMemoryError, OutOfMemory)
 TESSERA_DEFINE_ERROR(UnavailableError, Unavailable)
 TESSERA_DEFINE_ERROR(PluginError, PluginError)
 TESSERA_DEFINE_ERROR(InternalError, Internal)
+TESSERA_DEFINE_ERROR(AutogradError, Autograd)
 #undef TESSERA_DEFINE_ERROR
 
 /// Throws the Error subclass that matches `code`.

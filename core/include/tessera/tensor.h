@@ -12,6 +12,7 @@
 #pragma once
 
 #include <tessera/array_ref.h>
+#include <tessera/autograd/hook_handle.h>
 #include <tessera/device.h>
 #include <tessera/dtype.h>
 #include <tessera/error.h>
@@ -20,6 +21,7 @@
 
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -145,6 +147,9 @@ class Tensor {
 #include <tessera/ops/indexing_methods.inc>
 #include <tessera/ops/random_methods.inc>
 #include <tessera/ops/nn_methods.inc>
+
+  // ---- autograd ----
+#include <tessera/autograd_methods.inc>
 
   // ---- conversion ----
   Tensor to(Device device) const;

@@ -15,6 +15,11 @@
 
 namespace tessera {
 
+namespace autograd {
+struct AutogradMeta;  // core/src/autograd/autograd_meta.h
+void destroy_autograd_meta(AutogradMeta* meta) noexcept;
+}  // namespace autograd
+
 using DimVector = boost::container::small_vector<int64_t, 6>;
 
 class TensorImpl : public detail::RefCounted<TensorImpl> {
@@ -29,6 +34,7 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
   ~TensorImpl() {
     if (dims_ != inline_dims_) delete[] dims_;
+    if (autograd_meta_ != nullptr) [[unlikely]] autograd::destroy_autograd_meta(autograd_meta_);
   }
   TensorImpl(const TensorImpl&) = delete;
   TensorImpl& operator=(const TensorImpl&) = delete;
@@ -55,6 +61,15 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   bool is_wrapped_number() const { return wrapped_number_; }
   void set_wrapped_number(bool v) { wrapped_number_ = v; }
 
+  /// Autograd state (requires_grad, grad, grad_fn, hooks); null for tensors
+  /// autograd never touched, so plain ops pay nothing for it. Owned.
+  autograd::AutogradMeta* autograd_meta() const { return autograd_meta_; }
+  /// Installs `meta` (taking ownership; frees any previous one) and adds or
+  /// removes the Autograd dispatch key to match (null removes both).
+  void set_autograd_meta(autograd::AutogradMeta* meta);
+  /// Created in inference mode (cannot be saved for backward).
+  bool is_inference() const { return inference_; }
+
  private:
   void refresh();
   // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
@@ -71,6 +86,8 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   DispatchKeySet key_set_;
   bool is_contiguous_ = true;
   bool wrapped_number_ = false;
+  bool inference_ = false;
+  autograd::AutogradMeta* autograd_meta_ = nullptr;
 };
 
 /// Row-major strides for `sizes`.

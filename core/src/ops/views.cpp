@@ -7,6 +7,7 @@
 
 #include "../structured.h"
 #include "ops.h"
+#include "../autograd/rules.h"
 
 namespace tessera::ops {
 namespace {
@@ -328,6 +329,9 @@ void declare_all_ops() {
   declare_indexing_ops();
   declare_random_ops();
   declare_nn_ops();
+  // Every op has its autograd rule before any dispatch can reach the Autograd key.
+  autograd::define_all_derivatives();
+  autograd::install_autograd_kernel();
 }
 
 namespace {

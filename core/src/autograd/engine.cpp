@@ -1,0 +1,320 @@
+// The backward engine: runs a graph task on the calling thread. It counts each
+// node's dependencies (edges from nodes that will run), seeds the roots'
+// gradients, and runs nodes from a ready queue (latest-created first) as their
+// counts reach zero, summing the gradients each node receives.
+#include <tessera/autograd.h>
+#include <tessera/error.h>
+
+#include "accumulate_grad.h"
+#include "autograd_meta.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tessera::autograd {
+namespace {
+
+struct Capture {
+  Node* node;
+  uint32_t input_nr;
+  size_t index;
+};
+
+struct ByPriority {
+  bool operator()(const Node* a, const Node* b) const {
+    if (a->sequence_nr() != b->sequence_nr()) return a->sequence_nr() < b->sequence_nr();
+    return a < b;
+  }
+};
+
+std::string shape_str(IntArrayRef s) { return detail::str(s); }
+
+// Sums `g` down to `sizes` (undoing a broadcast); empty result if impossible.
+Tensor sum_to(const Tensor& g, IntArrayRef sizes) {
+  const int64_t gd = g.dim();
+  const int64_t td = static_cast<int64_t>(sizes.size());
+  if (gd < td) return {};
+  DimVector dims;
+  const int64_t lead = gd - td;
+  for (int64_t i = 0; i < lead; ++i) dims.push_back(i);
+  for (int64_t i = 0; i < td; ++i) {
+    const int64_t gs = g.size(lead + i);
+    if (gs == sizes[i]) continue;
+    if (sizes[i] != 1) return {};
+    dims.push_back(lead + i);
+  }
+  Tensor r = dims.empty() ? g : g.sum(IntArrayRef(dims.data(), dims.size()), /*keepdim=*/true);
+  return r.reshape(sizes);
+}
+
+Tensor validate(Tensor g, const InputMetadata& m, const Node& producer, size_t j) {
+  if (!m.differentiable) return {};
+  if (!g.sizes().equals(IntArrayRef(m.sizes.data(), m.sizes.size()))) {
+    Tensor r = sum_to(g, IntArrayRef(m.sizes.data(), m.sizes.size()));
+    TSR_CHECK(r.defined(), AutogradError, "autograd: ", producer.name(), " returned a gradient of shape ",
+              shape_str(g.sizes()), " for its input ", j, ", which has shape ",
+              shape_str(IntArrayRef(m.sizes.data(), m.sizes.size())));
+    g = std::move(r);
+  }
+  if (g.scalar_type() != m.dtype) g = g.to(m.dtype);
+  if (g.device() != m.device) g = g.to(m.device);
+  return g;
+}
+
+void check_anomaly(const Node& n, const variable_list& outs) {
+  NoGradGuard no_grad;
+  for (size_t j = 0; j < outs.size(); ++j) {
+    const Tensor& g = outs[j];
+    if (!g.defined() || !g.is_floating_point() || g.numel() == 0) continue;
+    if (g.isnan().any().item<bool>()) {
+      throw AutogradError(detail::str(
+          "autograd anomaly: ", n.name(), " returned NaN in its gradient for input ", j, ". The forward call was: ",
+          n.forward_call().empty() ? std::string("(not recorded: enable anomaly mode before the forward)")
+                                   : n.forward_call()));
+    }
+  }
+}
+
+class GraphTask {
+ public:
+  GraphTask(bool keep_graph, bool create_graph) : keep_graph_(keep_graph), create_graph_(create_graph) {}
+
+  // Every node reachable from the roots, and the edges between them.
+  void discover(const edge_list& roots) {
+    std::vector<Node*> stack;
+    for (const Edge& r : roots)
+      if (r.function && seen_.insert(r.function.get()).second) stack.push_back(r.function.get());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      order_.push_back(n);
+      for (const Edge& e : n->next_edges())
+        if (e.function && seen_.insert(e.function.get()).second) stack.push_back(e.function.get());
+    }
+  }
+
+  // Which nodes run: all (plain backward), or those leading to a capture
+  // (grad) / to an accumulation target (backward with inputs).
+  void select(bool all, const std::unordered_set<Node*>& targets, const std::unordered_set<Node*>& run_targets) {
+    targets_ = targets;
+    if (all) {
+      execute_ = seen_;
+    } else {
+      // Reverse discovery order visits children before parents only for trees;
+      // iterate to a fixed point instead (graphs are DAGs, a few passes).
+      execute_ = run_targets;
+      bool changed = true;
+      while (changed) {
+        changed = false;
+        for (Node* n : order_) {
+          if (execute_.count(n)) continue;
+          for (const Edge& e : n->next_edges()) {
+            Node* c = e.function.get();
+            if (c && (targets.count(c) || execute_.count(c))) {
+              execute_.insert(n);
+              changed = true;
+              break;
+            }
+          }
+        }
+      }
+    }
+    for (Node* n : order_)
+      if (execute_.count(n))
+        for (const Edge& e : n->next_edges())
+          if (e.function && active(e.function.get())) ++deps_[e.function.get()];
+  }
+
+  bool active(Node* n) const { return execute_.count(n) || targets_.count(n); }
+
+  void seed(const Edge& root, Tensor g) {
+    if (!active(root.function.get())) return;
+    add_to_buffer(root.function.get(), root.input_nr, std::move(g));
+  }
+
+  void set_captures(std::vector<Capture> c) { captures_ = std::move(c); }
+
+  std::vector<Tensor> run(size_t num_results, const std::vector<std::shared_ptr<Node>>& root_nodes) {
+    std::vector<Tensor> results(num_results);
+    std::priority_queue<Node*, std::vector<Node*>, ByPriority> ready;
+    std::unordered_set<Node*> queued;
+    for (const auto& r : root_nodes) {
+      Node* n = r.get();
+      if (active(n) && deps_[n] == 0 && queued.insert(n).second) ready.push(n);
+    }
+    SetGradEnabledGuard grad_mode(create_graph_);
+    while (!ready.empty()) {
+      Node* n = ready.top();
+      ready.pop();
+      variable_list inputs = take_buffer(n);
+      {
+        std::lock_guard<std::recursive_mutex> lock(n->mutex());
+        const bool leaf = dynamic_cast<AccumulateGrad*>(n) != nullptr;
+        if (leaf || n->has_tensor_hooks())
+          for (uint32_t i = 0; i < inputs.size(); ++i)
+            if (inputs[i].defined()) inputs[i] = n->run_tensor_hooks(i, std::move(inputs[i]));
+        for (const Capture& c : captures_)
+          if (c.node == n && c.input_nr < inputs.size()) results[c.index] = inputs[c.input_nr];
+        if (!execute_.count(n)) continue;
+        variable_list outs = n->apply(std::move(inputs));
+        if (!keep_graph_) n->release_variables();
+        if (is_anomaly_enabled()) check_anomaly(*n, outs);
+        const edge_list& edges = n->next_edges();
+        for (size_t j = 0; j < edges.size(); ++j) {
+          Node* c = edges[j].function.get();
+          if (c == nullptr || !active(c)) continue;
+          if (j < outs.size() && outs[j].defined())
+            add_to_buffer(c, edges[j].input_nr, validate(std::move(outs[j]), c->input_metadata(edges[j].input_nr), *n, j));
+          if (--deps_[c] == 0 && queued.insert(c).second) ready.push(c);
+        }
+      }
+    }
+    return results;
+  }
+
+ private:
+  void add_to_buffer(Node* n, uint32_t input_nr, Tensor g) {
+    variable_list& buf = buffers_[n];
+    if (buf.size() < n->num_inputs()) buf.resize(n->num_inputs());
+    if (input_nr >= buf.size()) buf.resize(input_nr + 1);
+    Tensor& slot = buf[input_nr];
+    slot = slot.defined() ? slot + g : std::move(g);
+  }
+  variable_list take_buffer(Node* n) {
+    auto it = buffers_.find(n);
+    variable_list v;
+    if (it != buffers_.end()) {
+      v = std::move(it->second);
+      buffers_.erase(it);
+    }
+    if (v.size() < n->num_inputs()) v.resize(n->num_inputs());
+    return v;
+  }
+
+  bool keep_graph_;
+  bool create_graph_;
+  std::unordered_set<Node*> seen_;
+  std::vector<Node*> order_;
+  std::unordered_set<Node*> execute_;
+  std::unordered_set<Node*> targets_;
+  std::unordered_map<Node*, int> deps_;
+  std::unordered_map<Node*, variable_list> buffers_;
+  std::vector<Capture> captures_;
+};
+
+// Roots and their seed gradients; AutogradError for outputs without history.
+void make_roots(const char* who, const std::vector<Tensor>& outputs, const std::vector<Tensor>& grads, edge_list& roots,
+                variable_list& seeds) {
+  TSR_CHECK(!outputs.empty(), AutogradError, who, ": no tensors to differentiate");
+  TSR_CHECK(grads.empty() || grads.size() == outputs.size(), AutogradError, who, ": got ", grads.size(),
+            " gradients for ", outputs.size(), " tensors");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    TSR_CHECK(t.defined(), AutogradError, who, ": tensor ", i, " is undefined");
+    Edge e = gradient_edge(t);
+    TSR_CHECK(e.is_valid(), AutogradError, who, ": tensor ", i,
+              " does not require grad and has no grad_fn (was it computed under no_grad, or from tensors that do "
+              "not require grad?)");
+    Tensor g = i < grads.size() ? grads[i] : Tensor();
+    if (!g.defined()) {
+      TSR_CHECK(t.numel() == 1, AutogradError, who, ": a gradient can be created implicitly only for one-element "
+                                                   "outputs; tensor ", i, " has shape ", shape_str(t.sizes()),
+                "; pass its gradient explicitly");
+      g = ones_like(t.detach());
+    } else {
+      TSR_CHECK(g.sizes().equals(t.sizes()), AutogradError, who, ": the gradient for tensor ", i, " has shape ",
+                shape_str(g.sizes()), " but the tensor has shape ", shape_str(t.sizes()));
+      TSR_CHECK(g.device() == t.device(), AutogradError, who, ": the gradient for tensor ", i, " is on ",
+                g.device().str(), " but the tensor is on ", t.device().str());
+      if (g.scalar_type() != t.scalar_type()) g = g.to(t.scalar_type());
+    }
+    roots.push_back(std::move(e));
+    seeds.push_back(std::move(g));
+  }
+}
+
+std::vector<std::shared_ptr<Node>> root_nodes(const edge_list& roots) {
+  std::vector<std::shared_ptr<Node>> out;
+  for (const Edge& e : roots) out.push_back(e.function);
+  return out;
+}
+
+}  // namespace
+
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph, const std::vector<Tensor>& inputs) {
+  edge_list roots;
+  variable_list seeds;
+  make_roots("backward", tensors, grad_tensors, roots, seeds);
+  GraphTask task(retain_graph.value_or(create_graph), create_graph);
+  task.discover(roots);
+  if (inputs.empty()) {
+    task.select(true, {}, {});
+  } else {
+    // Accumulate only into `inputs`: leaves through their AccumulateGrad
+    // nodes, non-leaves into their retained .grad.
+    std::unordered_set<Node*> targets, run;
+    std::vector<Capture> captures;
+    std::vector<std::pair<size_t, Tensor>> nonleaf;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      TSR_CHECK(inputs[i].defined() && inputs[i].requires_grad(), AutogradError, "backward: input ", i,
+                " does not require grad");
+      Edge e = gradient_edge(inputs[i]);
+      targets.insert(e.function.get());
+      if (inputs[i].is_leaf()) {
+        run.insert(e.function.get());
+      } else {
+        captures.push_back({e.function.get(), e.input_nr, nonleaf.size()});
+        nonleaf.emplace_back(i, inputs[i]);
+      }
+    }
+    task.select(false, targets, run);
+    task.set_captures(std::move(captures));
+    for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
+    std::vector<Tensor> got = task.run(nonleaf.size(), root_nodes(roots));
+    for (size_t k = 0; k < nonleaf.size(); ++k) {
+      if (!got[k].defined()) continue;
+      Tensor cur = nonleaf[k].second.grad();
+      nonleaf[k].second.set_grad(cur.defined() ? (cur + got[k]).detach() : got[k].detach().clone());
+    }
+    return;
+  }
+  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
+  task.run(0, root_nodes(roots));
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
+                         bool allow_unused) {
+  TSR_CHECK(!inputs.empty(), AutogradError, "grad: no inputs to differentiate with respect to");
+  edge_list roots;
+  variable_list seeds;
+  make_roots("grad", outputs, grad_outputs, roots, seeds);
+  std::unordered_set<Node*> targets;
+  std::vector<Capture> captures;
+  std::vector<std::shared_ptr<Node>> keep;  // AccumulateGrad nodes made here must outlive the task
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TSR_CHECK(inputs[i].defined() && inputs[i].requires_grad(), AutogradError, "grad: input ", i,
+              " does not require grad");
+    Edge e = gradient_edge(inputs[i]);
+    keep.push_back(e.function);
+    targets.insert(e.function.get());
+    captures.push_back({e.function.get(), e.input_nr, i});
+  }
+  GraphTask task(retain_graph.value_or(create_graph), create_graph);
+  task.discover(roots);
+  task.select(false, targets, {});
+  task.set_captures(std::move(captures));
+  for (size_t i = 0; i < roots.size(); ++i) task.seed(roots[i], std::move(seeds[i]));
+  std::vector<Tensor> results = task.run(inputs.size(), root_nodes(roots));
+  for (size_t i = 0; i < results.size(); ++i) {
+    TSR_CHECK(results[i].defined() || allow_unused, AutogradError, "grad: input ", i,
+              " was not used to compute the outputs (or its gradient is always zero and undefined); pass "
+              "allow_unused=true to get an undefined tensor for it");
+    if (results[i].defined() && !create_graph) results[i] = results[i].detach();
+  }
+  return results;
+}
+
+}  // namespace tessera::autograd
