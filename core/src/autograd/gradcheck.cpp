@@ -140,6 +140,7 @@ bool gradgradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gra
   outs.clear();
   const size_t n = inputs.size();
   GradcheckFn first_order = [&fn, n](const variable_list& all) {
+    EnableGradGuard grad_on;  // also when gradcheck evaluates it under no_grad
     variable_list xs(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n));
     variable_list gos(all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
     variable_list ys = fn(xs);
