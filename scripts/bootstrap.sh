@@ -6,7 +6,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build ccache g++ pkg-config python3 python3-venv
-      libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev)
+      libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+      libzip-dev)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
