@@ -145,6 +145,23 @@ TEST(NnModule, ToDtypeConvertsFloatingTensorsAndKeepsThemParameters) {
   EXPECT_THROW(net.to(kLong), TypeError);
 }
 
+TEST(NnModule, ToDeviceMovesParametersGradsAndBuffers) {
+  Net net;
+  net.forward(ones({2, 3})).sum().backward();
+  net.to(Device("meta"));  // a device with shapes and no bytes: enough to see what moves
+  for (const auto& [name, p] : net.named_parameters()) {
+    EXPECT_EQ(p.device().type_name(), "meta") << name;
+    EXPECT_TRUE(p.requires_grad() && p.is_leaf()) << name;
+    ASSERT_TRUE(p.grad().defined()) << name;
+    EXPECT_EQ(p.grad().device().type_name(), "meta") << name;
+  }
+  for (const Tensor& b : net.buffers()) EXPECT_EQ(b.device().type_name(), "meta");
+  EXPECT_EQ(net.fc1->weight().device().type_name(), "meta");
+  const Tensor y = net.forward(ones({5, 3}, TensorOptions(kFloat).device(Device("meta"))));
+  EXPECT_EQ(y.sizes().vec(), (std::vector<int64_t>{5, 2}));
+  EXPECT_EQ(y.device().type_name(), "meta");
+}
+
 TEST(NnModule, LoadStateDictCopiesInPlaceAndCasts) {
   nn::Linear a(3, 2), b(3, 2);
   Tensor& wb = b.weight();
