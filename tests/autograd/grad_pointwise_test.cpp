@@ -366,6 +366,38 @@ TEST(GradPointwiseBinary, IntegerOperandGetsNoGradient) {
   EXPECT_FALSE(k.grad().defined());
 }
 
+TEST(GradPointwiseBinary, NaNOperandsOfMaximumAndMinimum) {
+  // No tie and no winner: both operands get the whole gradient (PyTorch's rule).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor a = tensor({nan, 1.0}).requires_grad_();
+  Tensor b = tensor({2.0, nan}).requires_grad_();
+  for (const bool max : {true, false}) {
+    const VL g = grads_of(max ? a.maximum(b) : a.minimum(b), {a, b});
+    expect_near(vals(g[0]), {1, 1}, max ? "maximum, self" : "minimum, self");
+    expect_near(vals(g[1]), {1, 1}, max ? "maximum, other" : "minimum, other");
+  }
+}
+
+TEST(GradPointwiseBinary, MixedFloatDtypes) {
+  // float32 * float64 computes in float64; the engine casts each gradient back
+  // to its input's dtype.
+  Tensor a = tensor({1.5f, -2.0f}).requires_grad_();
+  Tensor b = tensor({0.25, 4.0}).requires_grad_();
+  Tensor y = a * b + a.sigmoid();
+  EXPECT_EQ(y.scalar_type(), kDouble);
+  y.sum().backward();
+  ASSERT_EQ(a.grad().scalar_type(), kFloat);
+  ASSERT_EQ(b.grad().scalar_type(), kDouble);
+  const auto sig_grad = [](double x) {
+    const double s = 1 / (1 + std::exp(-x));
+    return s * (1 - s);
+  };
+  const std::vector<double> ga = vals(a.grad());
+  EXPECT_NEAR(ga[0], 0.25 + sig_grad(1.5), 1e-6);
+  EXPECT_NEAR(ga[1], 4.0 + sig_grad(-2.0), 1e-6);
+  expect_near(vals(b.grad()), {1.5, -2.0}, "b.grad");
+}
+
 // ---- ternary ----
 
 TEST(GradPointwiseTernary, WhereLerpAddc) {
@@ -447,6 +479,18 @@ TEST(GradPointwiseTernary, ClampConventionsAtBounds) {
   expect_near(vals(g[0]), {0, 0, 0, 0, 0}, "clamp(min > max), self");
   expect_near(vals(g[1]), {0, 0, 0, 0, 0}, "clamp(min > max), min");
   expect_near(vals(g[2]), {1, 1, 1, 1, 1}, "clamp(min > max), max");
+}
+
+TEST(GradPointwiseTernary, ClampOfNaNGivesNoGradient) {
+  using Opt = std::optional<Tensor>;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = tensor({nan, 0.5}).requires_grad_();
+  Tensor lo = tensor({0.0, 0.0}).requires_grad_();
+  Tensor hi = tensor({1.0, 1.0}).requires_grad_();
+  const VL g = grads_of(x.clamp(Opt(lo), Opt(hi)), {x, lo, hi});
+  expect_near(vals(g[0]), {0, 1}, "clamp, self");
+  expect_near(vals(g[1]), {0, 0}, "clamp, min");
+  expect_near(vals(g[2]), {0, 0}, "clamp, max");
 }
 
 TEST(GradPointwiseTernary, WhereConditionAndIntegerOperands) {
