@@ -89,13 +89,15 @@ variable_list prod_grad(C& c) {
   const DimVector dims = reduced_dims(c, static_cast<int64_t>(sizes.size()), 1);
   const Tensor g_k = unsqueeze_reduced(c.grad(), sizes, c, 1, 2);
   const Tensor r_k = unsqueeze_reduced(r, sizes, c, 1, 2);
-  // Exact with zeros, without dividing by one: where the input is 0 divide by
-  // 1 instead (the result is 0 there, so those terms vanish); an element that
-  // is the only zero of its group gets the product of the others.
+  // Exact with zeros, without dividing by one: g * prod / x where x != 0 (0 in
+  // a group holding a zero); an element that is the only zero of its group
+  // gets g * the product of the others. Zeros are replaced by a constant 1
+  // (x * 0 + 1), so the double backward is exact too with one zero per group.
   const Tensor zero = as_factor(x.detach().eq(0), x.scalar_type());
-  const Tensor x_safe = x + zero;
+  const Tensor nonzero = 1.0 - zero;
+  const Tensor x_safe = x * nonzero + zero;
   const Tensor only_zero = zero * as_factor(zero.sum(dims, true).eq(1), x.scalar_type());
-  return {g_k * r_k / x_safe + g_k * x_safe.prod(dims, true) * only_zero};
+  return {g_k * r_k / x_safe * nonzero + g_k * x_safe.prod(dims, true) * only_zero};
 }
 
 variable_list amax_grad(C& c) {
@@ -195,7 +197,8 @@ variable_list cumprod_grad(C& c) {
   const Tensor first = as_factor(is_zero.logical_and(zeros_so_far.eq(1)), t);
   const Tensor zero = as_factor(is_zero, t);
   const Tensor left = reverse_cumsum(g * y, d) / (x + zero) * before;
-  const Tensor at_first = reverse_cumsum(g * (x + first).cumprod(d), d) * first;
+  // x * 0 + 1 at the first zero: a constant, so the double backward stays exact.
+  const Tensor at_first = reverse_cumsum(g * (x * (1.0 - first) + first).cumprod(d), d) * first;
   return {left + at_first};
 }
 }  // namespace
