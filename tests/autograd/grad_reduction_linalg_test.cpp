@@ -84,6 +84,34 @@ TEST(GradReductionSum, ZeroDimInputAndDtype) {
   expect_near(vals(g), {3, 3, 3});
 }
 
+namespace {
+// Calls op boxed: arguments the C++ API never passes (None with keepdim=True).
+Tensor boxed(std::string_view op, std::initializer_list<IValue> args) {
+  Tensor out;
+  Frame frame{args.begin(), static_cast<int>(args.size()), &out, 1};
+  Dispatcher::instance().call(Dispatcher::instance().get(op), frame);
+  return out;
+}
+}  // namespace
+
+TEST(GradReductionSum, BoxedArguments) {
+  using V = IValue;
+  const Tensor x = input({2, 3});
+  // dim=None with keepdim=True: a [1, 1] result.
+  for (const char* op : {"sum", "mean", "prod"})
+    check1([&](const Tensor& t) { return boxed(op, {V::of(t), V::none(), V::of(true), V::none()}); }, x);
+  check1([](const Tensor& t) { return boxed("var", {V::of(t), V::none(), V::none(), V::of(true)}); }, x);
+  check1([](const Tensor& t) { return boxed("norm", {V::of(t), V::none(), V::none(), V::of(true)}); }, x);
+  // correction given as a float, keepdim=False.
+  const int64_t d0[1] = {0};
+  check1([&](const Tensor& t) { return boxed("std", {V::of(t), V::of(IntArrayRef(d0, 1)), V::of(0.0), V::of(false)}); }, x);
+  // mean with dtype=: computed in float64, the gradient comes back as float32.
+  Tensor f = tensor({1.0f, 2.0f, 3.0f, 4.0f}).requires_grad_();
+  Tensor g = ag::grad({f.mean({0}, false, kDouble)}, {f})[0];
+  EXPECT_EQ(g.scalar_type(), kFloat);
+  expect_near(vals(g), {0.25, 0.25, 0.25, 0.25});
+}
+
 TEST(GradReductionSum, Gradgradcheck) {
   checkgg1([](const Tensor& t) { return t.sum({-1}, false) * t.sum({0}, true).sum(); }, input({2, 3}));
 }
