@@ -392,3 +392,9 @@ TEST(AutogradFunction, CustomForwardBackwardAndSavedTensors) {
   // No input requires grad: nothing is recorded.
   EXPECT_FALSE(Cube::apply(tensor({1.0}), 1.0).requires_grad());
 }
+
+TEST(AutogradEngine, PrintingShowsRequiresGradAndGradFn) {
+  Tensor x = leaf({1, 2});
+  EXPECT_EQ(x.to_string(), "tensor([1., 2.], dtype=float64, requires_grad=True)");
+  EXPECT_EQ((x * 2).to_string(), "tensor([2., 4.], dtype=float64, grad_fn=<MulBackward>)");
+}
