@@ -290,6 +290,15 @@ TEST(GradReductionNorm, GradcheckOverP) {
   check1([](const Tensor& t) { return t.norm(2, {0}, false); }, transposed_input(3, 4));
 }
 
+TEST(GradReductionNorm, Gradgradcheck) {
+  const Tensor x = input({2, 3});
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double p : {1.0, 2.0, 3.0, 0.5, inf}) {
+    SCOPED_TRACE(::testing::Message() << "p " << p);
+    checkgg1([&](const Tensor& t) { return t.norm(p, {1}, false); }, x);
+  }
+}
+
 TEST(GradReductionNorm, ZeroNormAndP0GiveZeroGradient) {
   const double inf = std::numeric_limits<double>::infinity();
   for (double p : {0.0, 1.0, 2.0, 3.0, 0.5, inf}) {
