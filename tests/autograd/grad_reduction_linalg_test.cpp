@@ -191,6 +191,10 @@ TEST(GradReductionAmax, TiesSplitEvenlyPerGroup) {
   Tensor m = leaf2({1, 3, 3, 2, 2, 0}, {2, 3});
   expect_near(vals(grad_of([](const Tensor& t) { return t.amax({1}, false); }, m)), {0, 0.5, 0.5, 0.5, 0.5, 0});
   expect_near(vals(grad_of([](const Tensor& t) { return t.amin({1}, true); }, m)), {1, 0, 0, 0, 0, 1});
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor n = leaf2({1, nan, 3, nan, 2, 0}, {2, 3});  // a NaN result: its NaN elements share the gradient
+  expect_near(vals(grad_of([](const Tensor& t) { return t.amax({1}, false); }, n)), {0, 1, 0, 1, 0, 0});
+  expect_near(vals(grad_of([](const Tensor& t) { return t.max(); }, n)), {0, 0.5, 0, 0.5, 0, 0});
   Tensor z = leaf({7, 7, 7});
   expect_near(vals(grad_of([](const Tensor& t) { return t.amax(); }, z)), {1.0 / 3, 1.0 / 3, 1.0 / 3});
 }

@@ -68,9 +68,11 @@ Tensor saved_as(const C& c, int arg, ScalarType t) {
 }
 
 // amax/amin, norm(inf): the gradient is split evenly among the elements equal
-// to the result (PyTorch's convention for ties).
+// to the result (PyTorch's convention for ties); a NaN result came from the
+// NaN elements, which share it (as PyTorch's max()).
 Tensor tie_split(const Tensor& g_k, const Tensor& x, const Tensor& r_k, IntArrayRef dims) {
-  const Tensor hit = as_factor(x.detach().eq(r_k.detach()), g_k.scalar_type());
+  const Tensor xd = x.detach(), rd = r_k.detach();
+  const Tensor hit = as_factor(xd.eq(rd).logical_or(xd.isnan().logical_and(rd.isnan())), g_k.scalar_type());
   return g_k * hit / hit.sum(dims, true);
 }
 
