@@ -5,7 +5,6 @@
 // from differentiable dispatched ops and works again under create_graph.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "formulas.h"
 
