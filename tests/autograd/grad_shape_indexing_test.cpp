@@ -119,6 +119,12 @@ TEST(GradViews, CopyFillAndFactories) {
     t.fill_(1.5);
     return t + in[0];
   }, {base});
+  // copy_ from another dtype: src's gradient comes back in src's dtype.
+  Tensor f = tensor({1.0f, 2.0f, 3.0f}).requires_grad_();
+  Tensor t = zeros({2, 3}, kDouble);
+  (t.copy_(f) * tensor({1.0, 2.0, 3.0})).sum().backward();
+  EXPECT_EQ(f.grad().scalar_type(), kFloat);
+  EXPECT_EQ(vals(f.grad()), (std::vector<double>{2, 4, 6}));
   EXPECT_FALSE(arange(5, kDouble).requires_grad());
   EXPECT_FALSE(empty({2}, kDouble).requires_grad());
 }
@@ -141,6 +147,16 @@ TEST(GradShape, CatWithSomeInputsNotRequiringGrad) {
   cat({a, b}, 1).sum().backward();
   EXPECT_EQ(vals(a.grad()), std::vector<double>(6, 1.0));
   EXPECT_FALSE(b.grad().defined());
+}
+
+TEST(GradShape, CatOfMixedDtypesGivesEachInputItsOwnDtype) {
+  Tensor a = leaf({2}, 1);
+  Tensor f = tensor({1.5f, -2.0f, 0.5f}).requires_grad_();
+  Tensor w = tensor({1.0, 2.0, 3.0, 4.0, 5.0});
+  (cat({a, f}) * w).sum().backward();  // float64 result: f's gradient comes back as float32
+  EXPECT_EQ(f.grad().scalar_type(), kFloat);
+  EXPECT_EQ(vals(f.grad()), (std::vector<double>{3, 4, 5}));
+  EXPECT_EQ(vals(a.grad()), (std::vector<double>{1, 2}));
 }
 
 TEST(GradShape, Stack) {
@@ -213,6 +229,9 @@ TEST(GradIndexing, Scatter) {
   gradcheck([i](const VL& in) { return in[0].scatter(0, i, 0.25); }, {self});
   gradcheck([i](const VL& in) { return (in[0] * 1).scatter_(-2, i, in[1]); }, {self, src});
   gradcheck([i](const VL& in) { return (in[0] * 1).scatter_(0, i, 2.0); }, {self});
+  // scatter.value with a repeated index: the position is overwritten either way.
+  Tensor rep = tensor({1, 1, 0, 1}).view({1, 4});
+  gradcheck([rep](const VL& in) { return in[0].scatter(0, rep, -3.0) * in[0]; }, {self});
   // src alone requiring grad, written into a tensor that does not.
   gradcheck([i](const VL& in) { return zeros({3, 4}, kDouble).scatter_(0, i, in[0]); }, {src});
 }
