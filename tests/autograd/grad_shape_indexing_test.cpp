@@ -100,6 +100,10 @@ TEST(GradViews, AsStrided) {
   Tensor m = leaf({4, 5}, 2);
   gradgradcheck([](const VL& in) { return in[0].t().narrow(0, 1, 3).as_strided({2, 2}, {5, 1}, 6); }, {m});
   gradcheck([](const VL& in) { return in[0].narrow(0, 1, 2).as_strided({3}, {2}); }, {m});
+  // An input with a negative stride (from_blob): rows run backwards in memory.
+  std::vector<double> buf = {0.5, -1.0, 2.0, 1.5, -0.25, 3.0};
+  Tensor back = from_blob(buf.data() + 3, {2, 3}, {-3, 1}, nullptr, kDouble).requires_grad_();
+  gradgradcheck([](const VL& in) { return in[0].as_strided({2, 2}, {1, 2}, 1); }, {back});
   // An expanded (overlapping) input: its gradient is shared among the copies.
   Tensor r = leaf({1, 3}, 3);
   gradcheck([](const VL& in) { return in[0].expand({2, 3}).as_strided({2, 2}, {1, 1}, 0); }, {r});

@@ -4,6 +4,7 @@
 #include "formulas.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace tessera::autograd {
 namespace {
@@ -52,7 +53,7 @@ Tensor slice_backward(C& c) {
 bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
   std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size)
   for (size_t i = 0; i < sizes.size(); ++i)
-    if (sizes[i] > 1) dims.emplace_back(strides[i], sizes[i]);
+    if (sizes[i] > 1) dims.emplace_back(std::abs(strides[i]), sizes[i]);
   std::sort(dims.begin(), dims.end());
   int64_t reach = 0;  // largest offset addressed by the smaller dims
   for (const auto& [stride, size] : dims) {
@@ -62,11 +63,24 @@ bool may_overlap(IntArrayRef sizes, IntArrayRef strides) {
   return false;
 }
 
-// Lowest and highest storage index a geometry addresses (numel > 0, strides >= 0).
+// Lowest and highest storage index a geometry addresses (numel > 0).
 std::pair<int64_t, int64_t> span(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
-  int64_t hi = offset;
-  for (size_t i = 0; i < sizes.size(); ++i) hi += (sizes[i] - 1) * strides[i];
-  return {offset, hi};
+  int64_t lo = offset, hi = offset;
+  for (size_t i = 0; i < sizes.size(); ++i) (strides[i] < 0 ? lo : hi) += (sizes[i] - 1) * strides[i];
+  return {lo, hi};
+}
+
+// The storage index of each element of a geometry, minus `base` (int64, any
+// strides, negative included).
+Tensor positions(IntArrayRef sizes, IntArrayRef strides, int64_t offset, int64_t base, Device device) {
+  const TensorOptions opts = TensorOptions(kLong).device(device);
+  Tensor pos = full(sizes, offset - base, opts);
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    DimVector line(sizes.size(), 1);
+    line[d] = sizes[d];
+    pos = pos + arange(sizes[d], opts).mul(strides[d]).view(line);
+  }
+  return pos;
 }
 
 int64_t numel_of(IntArrayRef sizes) {
@@ -90,10 +104,9 @@ Tensor as_strided_backward(C& c) {
   const auto [ilo, ihi] = span(isz, ist, ioff);
   const auto [olo, ohi] = span(osz, ost, ooff);
   const int64_t lo = std::min(ilo, olo), len = std::max(ihi, ohi) - lo + 1;
-  const Tensor pos = arange(len, TensorOptions(kLong).device(g.device()));
-  const Tensor out_pos = pos.as_strided(osz, ost, ooff - lo).reshape({-1});
+  const Tensor out_pos = positions(osz, ost, ooff, lo, g.device()).reshape({-1});
   Tensor flat = zeros({len}, like(g)).index_add(0, out_pos, g.reshape({-1}));
-  const Tensor in_pos = pos.as_strided(isz, ist, ioff - lo);
+  const Tensor in_pos = positions(isz, ist, ioff, lo, g.device());
   if (may_overlap(isz, ist)) {
     const Tensor count = zeros({len}, like(g)).index_add(0, in_pos.reshape({-1}), ones({numel_of(isz)}, like(g)));
     flat = flat / count.clamp_min(1);
