@@ -68,7 +68,7 @@ struct ManualStep {
     w2 = l2.weight().detach();
     b2 = l2.bias().detach();
   }
-  static Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) { return x.mm(w.t()) + b; }
+  static Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) { return addmm(b, x, w.t()); }
 
   Tensor run(const Data& d) {
     const Tensor h = linear(d.x, w1, b1).relu();

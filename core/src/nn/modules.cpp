@@ -37,9 +37,9 @@ void init_bias(Tensor& bias, int64_t fan_in, const std::optional<Generator>& gen
   init::uniform_(bias, -bound, bound, gen);
 }
 
-// x @ w^T + b for a 2-D x (b may be undefined).
+// x @ w^T + b for a 2-D x (b may be undefined): one addmm, as torch's F.linear.
 Tensor affine(const Tensor& x, const Tensor& w, const Tensor& b) {
-  return b.defined() ? x.mm(w.t()) + b : x.mm(w.t());
+  return b.defined() ? addmm(b, x, w.t()) : x.mm(w.t());
 }
 
 }  // namespace
