@@ -1,4 +1,5 @@
 // Readable printing in PyTorch's style: tensor([[1., 2.], [3., 4.]], dtype=float64).
+#include <tessera/autograd.h>
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
@@ -75,6 +76,8 @@ std::string Tensor::to_string() const {
   std::string suffix;
   if (device().type_name() != "cpu") suffix += ", device='" + device().str() + "'";
   if (!default_dtype) suffix += ", dtype=" + std::string(dtype_name(t));
+  if (requires_grad()) suffix += is_leaf() ? ", requires_grad=True" : ", grad_fn=<" + grad_fn()->name() + ">";
+  autograd::NoGradGuard no_grad;  // reading the values records nothing
   if (dev.no_storage()) {
     os << "tensor(..., size=" << sizes() << suffix << (default_dtype ? ", dtype=" + std::string(dtype_name(t)) : "")
        << ")";

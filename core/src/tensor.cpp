@@ -1,5 +1,6 @@
 // The C++ API: Tensor methods, free functions and factories, each a thin boxing
 // of its arguments followed by one dispatcher call.
+#include <tessera/autograd/function.h>
 #include <tessera/dispatcher.h>
 #include <tessera/error.h>
 #include <tessera/tensor.h>
@@ -196,6 +197,20 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
 
 // ---- conversion ----
 Tensor Tensor::to(Device device, ScalarType dtype) const {
+  if (device != this->device() && requires_grad() && autograd::is_grad_enabled()) [[unlikely]] {
+    // Moves between devices are not dispatched ops: record the move back by hand.
+    auto node = autograd::make_node<autograd::CustomFunctionNode>(
+        "ToCopyBackward", [from = this->device()](autograd::AutogradContext*, autograd::variable_list g) {
+          return autograd::variable_list{g[0].to(from)};
+        });
+    autograd::prepare_custom(node, {*this});
+    Tensor out;
+    {
+      autograd::NoGradGuard no_grad;
+      out = detach().to(device, dtype);
+    }
+    return autograd::detail_wire_custom(node, {*this}, {out})[0];
+  }
   if (device == this->device()) {
     if (dtype == scalar_type()) return *this;
     Tensor out = empty_on(sizes(), dtype, device);

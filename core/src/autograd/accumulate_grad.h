@@ -13,6 +13,7 @@ class AccumulateGrad final : public Node {
   /// runs its post-accumulate-grad hooks. Serialized by the node mutex.
   variable_list apply(variable_list&& grads) override;
   Tensor run_tensor_hooks(uint32_t input_nr, Tensor grad) override;
+  bool is_accumulate_grad() const override { return true; }
   const Tensor& variable() const { return variable_; }
 
  private:

@@ -87,6 +87,8 @@ struct TensorInfo {
   Device device{DeviceTypeId{0}, 0};
 };
 
+// One argument of the forward call, copied (IValues only borrow). Small
+// vectors keep the common case (one tensor, a short list) free of heap blocks.
 struct SavedArg {
   IValue::Tag tag = IValue::Tag::None;
   int64_t i = 0;
@@ -95,8 +97,8 @@ struct SavedArg {
   ScalarType dtype = ScalarType::Undefined;
   DimVector ints;
   std::string str;
-  std::vector<TensorInfo> tensors;
-  std::vector<SavedVariable> saved;
+  boost::container::small_vector<TensorInfo, 1> tensors;
+  boost::container::small_vector<SavedVariable, 1> saved;
 };
 
 class FormulaNode final : public Node, public BackwardContext {
@@ -104,7 +106,7 @@ class FormulaNode final : public Node, public BackwardContext {
   FormulaNode(const Operator& op, const Rule& rule) : BackwardContext(op), rule_(rule) {}
   std::string name() const override { return rule_.node_name; }
 
-  void record(const Operator& op, const Frame& frame, std::vector<bool> needs, const Tensor* inplace_self_clone) {
+  void record(const Operator& op, const Frame& frame, boost::container::small_vector<bool, 4> needs, const Tensor* inplace_self_clone) {
     needs_ = std::move(needs);
     args_.resize(static_cast<size_t>(frame.num_args));
     for (int a = 0; a < frame.num_args; ++a) {
@@ -258,9 +260,9 @@ class FormulaNode final : public Node, public BackwardContext {
   }
 
   const Rule& rule_;
-  std::vector<SavedArg> args_;
-  std::vector<SavedVariable> saved_outputs_;
-  std::vector<bool> needs_;
+  boost::container::small_vector<SavedArg, 3> args_;
+  boost::container::small_vector<SavedVariable, 1> saved_outputs_;
+  boost::container::small_vector<bool, 4> needs_;
   variable_list* grads_ = nullptr;
 };
 
@@ -307,7 +309,7 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
   }
 
   const Derivative& d = rule->derivative;
-  std::vector<bool> needs;
+  boost::container::small_vector<bool, 4> needs;
   bool any = false;
   for_each_input_tensor(frame, d.inputs, [&](const Tensor& t) {
     const bool r = t.defined() && requires_grad_impl(t.unsafeGetTensorImpl());

@@ -80,39 +80,46 @@ class GraphTask {
  public:
   GraphTask(bool keep_graph, bool create_graph) : keep_graph_(keep_graph), create_graph_(create_graph) {}
 
-  // Every node reachable from the roots, and the edges between them.
+  // Every node reachable from the roots.
   void discover(const edge_list& roots) {
     std::vector<Node*> stack;
+    auto visit = [&](Node* n) {
+      if (state_.try_emplace(n).second) stack.push_back(n);
+    };
+    state_.reserve(64);
     for (const Edge& r : roots)
-      if (r.function && seen_.insert(r.function.get()).second) stack.push_back(r.function.get());
+      if (r.function) visit(r.function.get());
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
       order_.push_back(n);
       for (const Edge& e : n->next_edges())
-        if (e.function && seen_.insert(e.function.get()).second) stack.push_back(e.function.get());
+        if (e.function) visit(e.function.get());
     }
   }
 
-  // Which nodes run: all (plain backward), or those leading to a capture
-  // (grad) / to an accumulation target (backward with inputs).
+  // Which nodes run: all (plain backward), or those leading to a target
+  // (grad() captures, backward(inputs=) accumulations); then each active
+  // node's count of edges from running nodes.
   void select(bool all, const std::unordered_set<Node*>& targets, const std::unordered_set<Node*>& run_targets) {
-    targets_ = targets;
+    for (Node* t : targets)
+      if (auto it = state_.find(t); it != state_.end()) it->second.target = true;
     if (all) {
-      execute_ = seen_;
+      for (auto& [n, st] : state_) st.execute = true;
     } else {
-      // Reverse discovery order visits children before parents only for trees;
-      // iterate to a fixed point instead (graphs are DAGs, a few passes).
-      execute_ = run_targets;
-      bool changed = true;
+      for (Node* t : run_targets)
+        if (auto it = state_.find(t); it != state_.end()) it->second.execute = true;
+      bool changed = true;  // a DAG: a few passes reach the fixed point
       while (changed) {
         changed = false;
         for (Node* n : order_) {
-          if (execute_.count(n)) continue;
+          State& st = state_[n];
+          if (st.execute) continue;
           for (const Edge& e : n->next_edges()) {
-            Node* c = e.function.get();
-            if (c && (targets.count(c) || execute_.count(c))) {
-              execute_.insert(n);
+            if (!e.function) continue;
+            const State& c = state_[e.function.get()];
+            if (c.target || c.execute) {
+              st.execute = true;
               changed = true;
               break;
             }
@@ -120,17 +127,20 @@ class GraphTask {
         }
       }
     }
-    for (Node* n : order_)
-      if (execute_.count(n))
-        for (const Edge& e : n->next_edges())
-          if (e.function && active(e.function.get())) ++deps_[e.function.get()];
+    for (Node* n : order_) {
+      if (!state_[n].execute) continue;
+      for (const Edge& e : n->next_edges())
+        if (e.function) {
+          State& c = state_[e.function.get()];
+          if (c.active()) ++c.deps;
+        }
+    }
   }
 
-  bool active(Node* n) const { return execute_.count(n) || targets_.count(n); }
-
   void seed(const Edge& root, Tensor g) {
-    if (!active(root.function.get())) return;
-    add_to_buffer(root.function.get(), root.input_nr, std::move(g));
+    auto it = state_.find(root.function.get());
+    if (it == state_.end() || !it->second.active()) return;
+    add_to_buffer(root.function.get(), it->second, root.input_nr, std::move(g));
   }
 
   void set_captures(std::vector<Capture> c) { captures_ = std::move(c); }
@@ -138,35 +148,43 @@ class GraphTask {
   std::vector<Tensor> run(size_t num_results, const std::vector<std::shared_ptr<Node>>& root_nodes) {
     std::vector<Tensor> results(num_results);
     std::priority_queue<Node*, std::vector<Node*>, ByPriority> ready;
-    std::unordered_set<Node*> queued;
     for (const auto& r : root_nodes) {
-      Node* n = r.get();
-      if (active(n) && deps_[n] == 0 && queued.insert(n).second) ready.push(n);
+      State& st = state_[r.get()];
+      if (st.active() && st.deps == 0 && !st.queued) {
+        st.queued = true;
+        ready.push(r.get());
+      }
     }
     SetGradEnabledGuard grad_mode(create_graph_);
     while (!ready.empty()) {
       Node* n = ready.top();
       ready.pop();
-      variable_list inputs = take_buffer(n);
-      {
-        std::lock_guard<std::recursive_mutex> lock(n->mutex());
-        const bool leaf = dynamic_cast<AccumulateGrad*>(n) != nullptr;
-        if (leaf || n->has_tensor_hooks())
-          for (uint32_t i = 0; i < inputs.size(); ++i)
-            if (inputs[i].defined()) inputs[i] = n->run_tensor_hooks(i, std::move(inputs[i]));
+      State& st = state_[n];
+      variable_list inputs = std::move(st.buffer);
+      if (inputs.size() < n->num_inputs()) inputs.resize(n->num_inputs());
+      std::lock_guard<std::recursive_mutex> lock(n->mutex());
+      if (n->is_accumulate_grad() || n->has_tensor_hooks())
+        for (uint32_t i = 0; i < inputs.size(); ++i)
+          if (inputs[i].defined()) inputs[i] = n->run_tensor_hooks(i, std::move(inputs[i]));
+      if (st.target)
         for (const Capture& c : captures_)
           if (c.node == n && c.input_nr < inputs.size()) results[c.index] = inputs[c.input_nr];
-        if (!execute_.count(n)) continue;
-        variable_list outs = n->apply(std::move(inputs));
-        if (!keep_graph_) n->release_variables();
-        if (is_anomaly_enabled()) check_anomaly(*n, outs);
-        const edge_list& edges = n->next_edges();
-        for (size_t j = 0; j < edges.size(); ++j) {
-          Node* c = edges[j].function.get();
-          if (c == nullptr || !active(c)) continue;
-          if (j < outs.size() && outs[j].defined())
-            add_to_buffer(c, edges[j].input_nr, validate(std::move(outs[j]), c->input_metadata(edges[j].input_nr), *n, j));
-          if (--deps_[c] == 0 && queued.insert(c).second) ready.push(c);
+      if (!st.execute) continue;
+      variable_list outs = n->apply(std::move(inputs));
+      if (!keep_graph_) n->release_variables();
+      if (is_anomaly_enabled()) check_anomaly(*n, outs);
+      const edge_list& edges = n->next_edges();
+      for (size_t j = 0; j < edges.size(); ++j) {
+        Node* c = edges[j].function.get();
+        if (c == nullptr) continue;
+        State& cs = state_[c];
+        if (!cs.active()) continue;
+        if (j < outs.size() && outs[j].defined())
+          add_to_buffer(c, cs, edges[j].input_nr,
+                        validate(std::move(outs[j]), c->input_metadata(edges[j].input_nr), *n, j));
+        if (--cs.deps == 0 && !cs.queued) {
+          cs.queued = true;
+          ready.push(c);
         }
       }
     }
@@ -174,32 +192,27 @@ class GraphTask {
   }
 
  private:
-  void add_to_buffer(Node* n, uint32_t input_nr, Tensor g) {
-    variable_list& buf = buffers_[n];
+  struct State {
+    int deps = 0;
+    bool execute = false;
+    bool target = false;
+    bool queued = false;
+    variable_list buffer;  // gradients received so far, by input number
+    bool active() const { return execute || target; }
+  };
+
+  static void add_to_buffer(Node* n, State& st, uint32_t input_nr, Tensor g) {
+    variable_list& buf = st.buffer;
     if (buf.size() < n->num_inputs()) buf.resize(n->num_inputs());
     if (input_nr >= buf.size()) buf.resize(input_nr + 1);
     Tensor& slot = buf[input_nr];
     slot = slot.defined() ? slot + g : std::move(g);
   }
-  variable_list take_buffer(Node* n) {
-    auto it = buffers_.find(n);
-    variable_list v;
-    if (it != buffers_.end()) {
-      v = std::move(it->second);
-      buffers_.erase(it);
-    }
-    if (v.size() < n->num_inputs()) v.resize(n->num_inputs());
-    return v;
-  }
 
   bool keep_graph_;
   bool create_graph_;
-  std::unordered_set<Node*> seen_;
+  std::unordered_map<Node*, State> state_;
   std::vector<Node*> order_;
-  std::unordered_set<Node*> execute_;
-  std::unordered_set<Node*> targets_;
-  std::unordered_map<Node*, int> deps_;
-  std::unordered_map<Node*, variable_list> buffers_;
   std::vector<Capture> captures_;
 };
 

@@ -37,27 +37,26 @@ struct Node::PerInputHooks {
 };
 
 Node::Node() : sequence_nr_(t_next_sequence_nr++) {}
-Node::~Node() = default;
 
-// Freeing a long chain through shared_ptr destructors recurses once per node;
-// instead, a node's edges are moved to a per-thread list and freed in a loop.
-void delete_node(Node* n) {
+// Freeing a long chain through shared_ptr destructors would recurse once per
+// node. Instead the outermost ~Node collects the next nodes of every node it
+// frees in a per-thread list and drops them one at a time.
+Node::~Node() {
   thread_local std::vector<std::shared_ptr<Node>>* pending = nullptr;
-  if (pending != nullptr) {  // called while freeing: defer this node's children
-    for (Edge& e : n->mutable_next_edges())
+  if (pending != nullptr) {  // inside an outer ~Node: let it free our children
+    for (Edge& e : next_edges_)
       if (e.function) pending->push_back(std::move(e.function));
-    delete n;
     return;
   }
   std::vector<std::shared_ptr<Node>> list;
-  pending = &list;
-  for (Edge& e : n->mutable_next_edges())
+  for (Edge& e : next_edges_)
     if (e.function) list.push_back(std::move(e.function));
-  delete n;
+  if (list.empty()) return;
+  pending = &list;
   while (!list.empty()) {
     std::shared_ptr<Node> next = std::move(list.back());
     list.pop_back();
-    next.reset();  // if last reference: delete_node re-enters and appends children
+    next.reset();  // if it was the last reference, its ~Node appends its children
   }
   pending = nullptr;
 }

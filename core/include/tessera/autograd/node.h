@@ -13,6 +13,8 @@
 #include <tessera/autograd/hook_handle.h>
 #include <tessera/tensor.h>
 
+#include <boost/container/small_vector.hpp>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -35,7 +37,8 @@ struct Edge {
   uint32_t input_nr = 0;
   bool is_valid() const { return function != nullptr; }
 };
-using edge_list = std::vector<Edge>;
+/// Most ops have one or two differentiable inputs: kept inline.
+using edge_list = boost::container::small_vector<Edge, 2>;
 
 /// What a node knows of each gradient it receives (= each forward output): the
 /// shape, dtype and device the gradient must have. `differentiable` is false for
@@ -111,6 +114,8 @@ class Node : public std::enable_shared_from_this<Node> {
   /// registration order, then fills its retained grad (non-leaves); returns the
   /// possibly replaced gradient. AccumulateGrad overrides it to run its leaf's hooks.
   virtual Tensor run_tensor_hooks(uint32_t input_nr, Tensor grad);
+  /// Whether this is a leaf's AccumulateGrad node (its hooks live on the leaf).
+  virtual bool is_accumulate_grad() const { return false; }
   /// Whether any tensor hook or retained grad is registered (engine fast path).
   bool has_tensor_hooks() const { return !hooks_.empty(); }
 
@@ -141,7 +146,7 @@ class Node : public std::enable_shared_from_this<Node> {
 
  protected:
   edge_list next_edges_;
-  std::vector<InputMetadata> input_metadata_;
+  boost::container::small_vector<InputMetadata, 1> input_metadata_;
 
  private:
   friend class Engine;
@@ -152,13 +157,11 @@ class Node : public std::enable_shared_from_this<Node> {
   std::recursive_mutex mu_;  // recursive: a hook may run a nested backward through this node
 };
 
-/// Makes a shared node whose destruction frees long chains without recursion.
-template <typename T, typename... Args>
-std::shared_ptr<T> make_node(Args&&... args);
-void delete_node(Node* n);  // the deleter make_node uses
+/// Makes a shared node (one allocation). Any node frees long chains of next
+/// nodes without recursion (see ~Node).
 template <typename T, typename... Args>
 std::shared_ptr<T> make_node(Args&&... args) {
-  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), [](T* p) { delete_node(p); });
+  return std::make_shared<T>(std::forward<Args>(args)...);
 }
 
 /// The edge a gradient for `t` flows into: t's grad_fn and output number, its
