@@ -197,24 +197,31 @@ Tensor conv2d_grad_input(const Tensor& g, const Tensor& w, IntArrayRef xs, const
   return gxp.narrow(2, p.ph, H).narrow(3, p.pw, W);
 }
 
-// grad of conv2d's weight: a convolution of the (padded) input with the
-// gradient as the kernel, batch and channel dims swapped, stride and dilation
-// exchanged; groups become groups of the batch dim.
+// grad of conv2d's weight: im2col of the (padded) input, one strided view per
+// kernel offset, then a matmul per sample and group with the gradient:
+// gw[o, c, a, b] = sum_{n, i, j} g[n, o, i, j] * xpad[n, c, i*sh + a*dh, j*sw + b*dw].
 Tensor conv2d_grad_weight(const Tensor& g, const Tensor& x, IntArrayRef ws, const Conv& p) {
-  const int64_t N = x.size(0), Cin = x.size(1), H = x.size(2), W = x.size(3);
+  const int64_t N = x.size(0);
   const int64_t O = ws[0], Cg = ws[1], kH = ws[2], kW = ws[3], G = p.groups;
+  const int64_t Ho = g.size(2), Wo = g.size(3);
   if (g.numel() == 0 || x.numel() == 0) return zeros({O, Cg, kH, kW}, TensorOptions(g.scalar_type()).device(g.device()));
   Tensor xp = x;
   if (p.th != 0 || p.tw != 0) {
     const int64_t pd[4] = {p.pw, p.tw - p.pw, p.ph, p.th - p.ph};
     xp = pad(x, IntArrayRef(pd, 4));
   }
-  const int64_t Hp = H + p.th, Wp = W + p.tw;
-  const Tensor xs = xp.reshape({N, G, Cin / G, Hp, Wp}).permute({2, 1, 0, 3, 4}).reshape({Cg, G * N, Hp, Wp});
-  const int64_t st[2] = {p.dh, p.dw}, zero[1] = {0}, dil[2] = {p.sh, p.sw};
-  const Tensor r =
-      conv2d(xs, g.transpose(0, 1), std::nullopt, IntArrayRef(st, 2), IntArrayRef(zero, 1), IntArrayRef(dil, 2), G);
-  return r.narrow(2, 0, kH).narrow(3, 0, kW).transpose(0, 1);  // [O, Cg, kH, kW]
+  std::vector<Tensor> cols;
+  cols.reserve(static_cast<size_t>(kH * kW));
+  for (int64_t a = 0; a < kH; ++a)
+    for (int64_t b = 0; b < kW; ++b)
+      cols.push_back(xp.slice(2, a * p.dh, a * p.dh + (Ho - 1) * p.sh + 1, p.sh)
+                         .slice(3, b * p.dw, b * p.dw + (Wo - 1) * p.sw + 1, p.sw));  // [N, C, Ho, Wo]
+  const int64_t Og = O / G;
+  // [N, C, kH*kW, Ho, Wo] (rows read along W) -> [N, G, Cg*kH*kW, Ho*Wo]: rows ordered as
+  // the weight's [Cg, kH, kW]. One matmul per sample and group, then a sum over samples.
+  const Tensor col = stack(cols, 2).reshape({N, G, Cg * kH * kW, Ho * Wo});
+  const Tensor g2 = g.reshape({N, G, Og, Ho * Wo});
+  return g2.matmul(col.transpose(2, 3)).sum({0}).reshape({O, Cg, kH, kW});
 }
 
 variable_list conv2d_backward(C& c) {
