@@ -267,6 +267,10 @@ TEST(GradNNPool, MaxPool2dTiesGoToTheFirstIndexOfEachWindow) {
   Tensor y = tensor({1.0, 5.0, 5.0, 2.0}).reshape({1, 1, 2, 2}).requires_grad_();
   max_pool2d(y, {2}).sum().backward();
   expect_near(vals(y.grad()), {0, 1, 0, 0});
+  // NaN wins the window (it is the output), so it gets the gradient.
+  Tensor z = tensor({1.0, std::nan(""), 3.0, 2.0}).reshape({1, 1, 2, 2}).requires_grad_();
+  max_pool2d(z, {2}).sum().backward();
+  expect_near(vals(z.grad()), {0, 1, 0, 0});
 }
 
 TEST(GradNNPool, AvgPool2dGradcheck) {

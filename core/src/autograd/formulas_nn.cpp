@@ -32,25 +32,24 @@ std::string_view reduction_of(const C& c, int arg) { return c.is_none(arg) ? "me
 // ---- placing a small grid into a larger one ----
 
 // A zero tensor whose last two dims are [H, W], with t's element (i, j) of the
-// last two dims at (top + i*sh, left + j*sw). The caller makes sure it fits.
+// last two dims at (top + i*sh, left + j*sw); the caller makes sure it fits.
+// One pad of [.., Ho, 1, Wo, 1] does the zero insertion and the shift at once:
+// writing top = q*sh + r, row i lands in block q + i at phase r.
 Tensor place_strided(const Tensor& t, int64_t sh, int64_t sw, int64_t top, int64_t left, int64_t H, int64_t W) {
   const int64_t n = t.dim();
   const int64_t Ho = t.size(n - 2), Wo = t.size(n - 1);
-  Tensor u = t;
-  if (sh > 1 || sw > 1) {
-    // Zero insertion: [.., Ho, Wo] -> [.., Ho, 1, Wo, 1] -> [.., Ho, sh, Wo, sw] -> [.., Ho*sh, Wo*sw].
-    DimVector s5(t.sizes().begin(), t.sizes().end() - 2);
-    DimVector s2 = s5;
-    for (int64_t v : {Ho, int64_t(1), Wo, int64_t(1)}) s5.push_back(v);
-    s2.push_back(Ho * sh);
-    s2.push_back(Wo * sw);
-    const int64_t p[6] = {0, sw - 1, 0, 0, 0, sh - 1};
-    u = pad(t.reshape(s5), IntArrayRef(p, 6)).reshape(s2);
-  }
-  const int64_t lh = u.size(n - 2), lw = u.size(n - 1);
-  const int64_t p[4] = {left, W - left - lw, top, H - top - lh};  // negative: crops trailing inserted zeros
-  if (p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 0) return u;
-  return pad(u, IntArrayRef(p, 4));
+  const int64_t Hq = (H + sh - 1) / sh, Wq = (W + sw - 1) / sw;  // blocks covering the frame
+  const int64_t qh = top / sh, rh = top % sh, qw = left / sw, rw = left % sw;
+  DimVector s6(t.sizes().begin(), t.sizes().end() - 2);
+  DimVector s2 = s6;
+  for (int64_t v : {Ho, int64_t(1), Wo, int64_t(1)}) s6.push_back(v);
+  s2.push_back(Hq * sh);
+  s2.push_back(Wq * sw);
+  const int64_t p[8] = {rw, sw - 1 - rw, qw, Wq - Wo - qw, rh, sh - 1 - rh, qh, Hq - Ho - qh};
+  Tensor u = pad(t.reshape(s6), IntArrayRef(p, 8)).reshape(s2);
+  if (Hq * sh != H) u = u.narrow(n - 2, 0, H);
+  if (Wq * sw != W) u = u.narrow(n - 1, 0, W);
+  return u;
 }
 
 // ---- softmax, log_softmax ----
@@ -282,12 +281,14 @@ variable_list max_pool2d_backward(C& c) {
   // Padding never wins: -inf, and a window always holds an input element.
   const Tensor xb = pad(x, IntArrayRef(pd, 4), "constant", -std::numeric_limits<double>::infinity());
   const Tensor y_nan = y.isnan();
+  const bool any_nan = y_nan.any().item<bool>();
   Tensor taken, total;
   for (int64_t a = 0; a < p.kh; ++a) {
     for (int64_t b = 0; b < p.kw; ++b) {
       const Tensor xa = xb.slice(n - 2, a * p.dh, a * p.dh + (Ho - 1) * p.sh + 1, p.sh)
                             .slice(n - 1, b * p.dw, b * p.dw + (Wo - 1) * p.sw + 1, p.sw);
-      const Tensor hit = xa.eq(y).logical_or(xa.isnan().logical_and(y_nan));
+      Tensor hit = xa.eq(y);
+      if (any_nan) hit = hit.logical_or(xa.isnan().logical_and(y_nan));
       const Tensor first = taken.defined() ? hit.logical_and(taken.logical_not()) : hit;
       taken = taken.defined() ? taken.logical_or(hit) : hit;
       const Tensor part = place_strided(g * first.to(g.scalar_type()), p.sh, p.sw, a * p.dh, b * p.dw, Hb, Wb);
@@ -297,8 +298,8 @@ variable_list max_pool2d_backward(C& c) {
   return {total.narrow(n - 2, p.ph, H).narrow(n - 1, p.pw, W)};
 }
 
-// Each window spreads grad / divisor over its elements: a transposed
-// convolution with a kernel of ones, per plane.
+// Each window spreads grad / divisor over its elements (a transposed
+// convolution with a kernel of ones, done as kh + kw shifted sums).
 variable_list avg_pool2d_backward(C& c) {
   const IntArrayRef xs = c.input_sizes(0);
   const Tensor g = c.grad();
@@ -324,14 +325,20 @@ variable_list avg_pool2d_backward(C& c) {
     }
   }
   const Tensor scale = tensor(ArrayRef<double>(rdiv.data(), rdiv.size())).reshape({Ho, Wo}).to(g.device(), g.scalar_type());
-  int64_t planes = 1;
-  for (int64_t d = 0; d < n - 2; ++d) planes *= xs[size_t(d)];
   const auto [Hb, Wb] = pool_frame(p, H, W, Ho, Wo);
-  const Tensor coef = (g * scale).reshape({planes, 1, Ho, Wo});
-  const Tensor gd = place_strided(coef, p.sh, p.sw, p.kh - 1, p.kw - 1, Hb + p.kh - 1, Wb + p.kw - 1);
-  const Tensor ones_k = ones({1, 1, p.kh, p.kw}, TensorOptions(g.scalar_type()).device(g.device()));
-  const Tensor gb = conv2d(gd, ones_k);  // [planes, 1, Hb, Wb]
-  return {gb.narrow(2, p.ph, H).narrow(3, p.pw, W).reshape(xs)};
+  // Input row h (frame row ph + h) sums the windows' values placed at frame
+  // rows ph + h - a for a < kh: shifted views of one placed tensor, then the same along W.
+  const Tensor d = place_strided(g * scale, p.sh, p.sw, p.kh - 1, p.kw - 1, Hb + p.kh - 1, Wb + p.kw - 1);
+  Tensor rows, out;
+  for (int64_t a = 0; a < p.kh; ++a) {
+    const Tensor v = d.narrow(n - 2, p.ph + a, H);
+    rows = rows.defined() ? rows + v : v;
+  }
+  for (int64_t b = 0; b < p.kw; ++b) {
+    const Tensor v = rows.narrow(n - 1, p.pw + b, W);
+    out = out.defined() ? out + v : v;
+  }
+  return {out};
 }
 
 }  // namespace
