@@ -371,3 +371,21 @@ TEST(GradRandom, InPlaceSamplersCutTheGradientThroughSelf) {
   Tensor leaf_x = leaf({2}, 332);
   EXPECT_THROW(leaf_x.uniform_(0, 1, g), AutogradError);
 }
+
+// ---- devices ----
+
+TEST(GradNNMeta, FormulasUseOnlyDispatchedOps) {
+  // On meta tensors (shapes only) every formula still runs: no formula reads data.
+  const TensorOptions m = TensorOptions(kFloat).device("meta");
+  Tensor x = empty({2, 4, 6, 6}, m).requires_grad_();
+  Tensor w = empty({4, 2, 3, 3}, m).requires_grad_();
+  Tensor y = conv2d(x, w, std::nullopt, {2}, {1}, {1}, 2);
+  Tensor z = max_pool2d(y, {2}, {1}, {1}, {1}, true) + avg_pool2d(y, {2}, {1}, {1}, true, false);
+  z = layer_norm(log_softmax(softmax(z, 2), 1), {z.size(3)});
+  z = dropout(z, 0.5, true, Generator(1));
+  const Tensor t = zeros({2, z.size(2) * z.size(3)}, TensorOptions(kLong).device("meta"));
+  cross_entropy(z.reshape({2, 4, -1}), t, std::nullopt, "mean", -100, 0.1).backward();
+  EXPECT_TRUE(x.grad().sizes().equals(x.sizes()));
+  EXPECT_TRUE(w.grad().sizes().equals(w.sizes()));
+  EXPECT_EQ(x.grad().device(), x.device());
+}

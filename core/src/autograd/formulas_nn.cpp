@@ -281,14 +281,13 @@ variable_list max_pool2d_backward(C& c) {
   // Padding never wins: -inf, and a window always holds an input element.
   const Tensor xb = pad(x, IntArrayRef(pd, 4), "constant", -std::numeric_limits<double>::infinity());
   const Tensor y_nan = y.isnan();
-  const bool any_nan = y_nan.any().item<bool>();
   Tensor taken, total;
   for (int64_t a = 0; a < p.kh; ++a) {
     for (int64_t b = 0; b < p.kw; ++b) {
       const Tensor xa = xb.slice(n - 2, a * p.dh, a * p.dh + (Ho - 1) * p.sh + 1, p.sh)
                             .slice(n - 1, b * p.dw, b * p.dw + (Wo - 1) * p.sw + 1, p.sw);
-      Tensor hit = xa.eq(y);
-      if (any_nan) hit = hit.logical_or(xa.isnan().logical_and(y_nan));
+      // No host read of the data (no device sync; meta tensors work too).
+      const Tensor hit = xa.eq(y).logical_or(xa.isnan().logical_and(y_nan));
       const Tensor first = taken.defined() ? hit.logical_and(taken.logical_not()) : hit;
       taken = taken.defined() ? taken.logical_or(hit) : hit;
       const Tensor part = place_strided(g * first.to(g.scalar_type()), p.sh, p.sw, a * p.dh, b * p.dw, Hb, Wb);
