@@ -217,6 +217,10 @@ TEST(GradNNConv2d, GradcheckAcrossOptions) {
       {{1, 4, 4, 4}, {4, 2, 3, 2}, {1}, {1}, {1}, 2, true, nullptr},                // groups 2
       {{1, 4, 5, 5}, {4, 1, 3, 3}, {2}, {1}, {1, 2}, 4, false, nullptr},            // depthwise, strided, dilated
       {{2, 3, 4, 4}, {2, 3, 3, 3}, {3}, {1}, {1}, 1, true, nullptr},                // stride leaves rows unused
+      {{1, 2, 5, 5}, {2, 2, 1, 1}, {2}, {0}, {1}, 1, false, nullptr},               // 1x1 strided: phases without taps
+      {{1, 2, 7, 6}, {2, 2, 2, 2}, {3}, {1}, {1}, 1, false, nullptr},               // stride > kernel
+      {{1, 2, 8, 8}, {2, 2, 2, 3}, {2}, {1}, {3, 2}, 1, true, nullptr},             // stride 2 with dilation 3 and 2
+      {{1, 4, 7, 8}, {2, 2, 3, 3}, {2, 3}, {1, 2}, {1}, 2, true, nullptr},          // uneven stride, groups
       {{1, 2, 4, 5}, {2, 2, 2, 3}, {1}, {0}, {2, 1}, 1, true, "same"},              // odd total padding
       {{1, 2, 4, 4}, {2, 2, 3, 3}, {1}, {0}, {1}, 1, true, "valid"},
       {{2, 4, 4}, {3, 2, 2, 2}, {1}, {1}, {1}, 1, true, nullptr},                   // unbatched

@@ -180,19 +180,83 @@ Conv conv_of(const C& c, int64_t kH, int64_t kW) {
   return p;
 }
 
-// grad of conv2d's input: the transposed convolution, as a conv2d of the
-// zero-dilated gradient (padded by the dilated kernel extent) with the kernel
-// flipped and its in/out channels swapped per group. g: [N, O, Ho, Wo].
+// One output phase of a strided transposed convolution along one dim: the
+// padded-input positions hp = m*s + rho receive g[m - q] * w[a] from the taps
+// a with a*d = q*s + rho. Those taps are a strided run a0, a0 + step, ... and
+// their q an arithmetic run q0, q0 + dil, ..., so the phase is a stride-1
+// convolution of g with that run of taps (flipped), dilation `dil`.
+struct Phase {
+  int64_t a0 = 0, taps = 0, step = 1, q0 = 0, dil = 1, len = 0;  // len: positions with this phase
+};
+
+Phase phase_of(int64_t rho, int64_t k, int64_t s, int64_t d, int64_t extent) {
+  Phase ph;
+  ph.len = extent > rho ? (extent - rho + s - 1) / s : 0;
+  std::vector<int64_t> as;
+  for (int64_t a = 0; a < k; ++a)
+    if ((a * d) % s == rho) as.push_back(a);
+  ph.taps = static_cast<int64_t>(as.size());
+  if (ph.taps == 0) return ph;
+  ph.a0 = as[0];
+  ph.q0 = as[0] * d / s;
+  if (ph.taps > 1) {
+    ph.step = as[1] - as[0];
+    ph.dil = (as[1] * d - as[0] * d) / s;
+  }
+  return ph;
+}
+
+// grad of conv2d's input: the transposed convolution. Stride 1: a conv2d of the
+// gradient padded by the dilated kernel extent with the kernel flipped and its
+// in/out channels swapped per group. Stride > 1: one such conv2d per output
+// phase (polyphase), so no work is spent on the zeros a dilated gradient would
+// hold; the phases are interleaved by stack + reshape. g: [N, O, Ho, Wo].
 Tensor conv2d_grad_input(const Tensor& g, const Tensor& w, IntArrayRef xs, const Conv& p) {
   const int64_t N = xs[0], Cin = xs[1], H = xs[2], W = xs[3];
-  const int64_t O = w.size(0), Cg = w.size(1), kH = w.size(2), kW = w.size(3), G = p.groups;
-  if (g.numel() == 0 || w.numel() == 0) return zeros({N, Cin, H, W}, TensorOptions(g.scalar_type()).device(g.device()));
-  const int64_t Hp = H + p.th, Wp = W + p.tw;
-  const int64_t eh = (kH - 1) * p.dh, ew = (kW - 1) * p.dw;
-  const Tensor gd = place_strided(g, p.sh, p.sw, eh, ew, Hp + eh, Wp + ew);
-  const Tensor wt = w.reshape({G, O / G, Cg, kH, kW}).transpose(1, 2).reshape({Cin, O / G, kH, kW}).flip({2, 3});
-  const int64_t one[1] = {1}, zero[1] = {0}, dil[2] = {p.dh, p.dw};
-  const Tensor gxp = conv2d(gd, wt, std::nullopt, IntArrayRef(one, 1), IntArrayRef(zero, 1), IntArrayRef(dil, 2), G);  // [N, C, Hp, Wp]
+  const int64_t O = w.size(0), Cg = w.size(1), kH = w.size(2), kW = w.size(3), G = p.groups, Og = O / G;
+  const TensorOptions opts = TensorOptions(g.scalar_type()).device(g.device());
+  if (g.numel() == 0 || w.numel() == 0) return zeros({N, Cin, H, W}, opts);
+  const int64_t Hp = H + p.th, Wp = W + p.tw, Ho = g.size(2), Wo = g.size(3);
+  // [O, Cg, th, tw] taps -> the transposed conv's weight [C, O/G, th, tw], flipped.
+  auto transposed = [&](const Tensor& taps) {
+    const int64_t th = taps.size(2), tw = taps.size(3);
+    return taps.reshape({G, Og, Cg, th, tw}).transpose(1, 2).reshape({Cin, Og, th, tw}).flip({2, 3});
+  };
+  const int64_t one[1] = {1}, zero[1] = {0};
+  if (p.sh == 1 && p.sw == 1) {
+    const int64_t eh = (kH - 1) * p.dh, ew = (kW - 1) * p.dw;
+    const int64_t pd[4] = {ew, Wp - Wo, eh, Hp - Ho};  // output [Hp, Wp]
+    const int64_t dil[2] = {p.dh, p.dw};
+    const Tensor gxp = conv2d(pad(g, IntArrayRef(pd, 4)), transposed(w), std::nullopt, IntArrayRef(one, 1),
+                              IntArrayRef(zero, 1), IntArrayRef(dil, 2), G);
+    return gxp.narrow(2, p.ph, H).narrow(3, p.pw, W);
+  }
+  const int64_t Mh = (Hp + p.sh - 1) / p.sh, Mw = (Wp + p.sw - 1) / p.sw;  // phase 0 has the most positions
+  std::vector<Tensor> rows;
+  for (int64_t rh = 0; rh < p.sh; ++rh) {
+    const Phase fh = phase_of(rh, kH, p.sh, p.dh, Hp);
+    std::vector<Tensor> cols;
+    for (int64_t rw = 0; rw < p.sw; ++rw) {
+      const Phase fw = phase_of(rw, kW, p.sw, p.dw, Wp);
+      if (fh.taps == 0 || fw.taps == 0 || fh.len == 0 || fw.len == 0) {
+        cols.push_back(zeros({N, Cin, Mh, Mw}, opts));
+        continue;
+      }
+      const Tensor taps = w.slice(2, fh.a0, fh.a0 + (fh.taps - 1) * fh.step + 1, fh.step)
+                              .slice(3, fw.a0, fw.a0 + (fw.taps - 1) * fw.step + 1, fw.step);
+      // Output m needs g[m - q0 - t*dil] for t < taps: pad the front by the run's
+      // reach; the back to len positions (negative: those g reach no position).
+      const int64_t lh = fh.q0 + (fh.taps - 1) * fh.dil, lw = fw.q0 + (fw.taps - 1) * fw.dil;
+      const int64_t pd[4] = {lw, fw.len - fw.q0 - Wo, lh, fh.len - fh.q0 - Ho};
+      const int64_t dil[2] = {fh.dil, fw.dil};
+      const Tensor out = conv2d(pad(g, IntArrayRef(pd, 4)), transposed(taps), std::nullopt, IntArrayRef(one, 1),
+                                IntArrayRef(zero, 1), IntArrayRef(dil, 2), G);  // [N, C, len_h, len_w]
+      const int64_t fill[4] = {0, Mw - fw.len, 0, Mh - fh.len};
+      cols.push_back(fill[1] == 0 && fill[3] == 0 ? out : pad(out, IntArrayRef(fill, 4)));
+    }
+    rows.push_back(stack(cols, 4));  // [N, C, Mh, Mw, sw]
+  }
+  const Tensor gxp = stack(rows, 3).reshape({N, Cin, Mh * p.sh, Mw * p.sw});  // [N, C, Mh, sh, Mw, sw]
   return gxp.narrow(2, p.ph, H).narrow(3, p.pw, W);
 }
 
