@@ -249,6 +249,22 @@ TEST(GradNNConv2d, BiasGradientIsTheSpatialSum) {
   expect_near(vals(b.grad()), want);
 }
 
+// Double backward of conv2d and pooling (not required by the issue) goes
+// through the shape ops' rules; checked once they exist.
+bool have_rules(std::initializer_list<const char*> ops) {
+  for (const char* op : ops)
+    if (ag::rule_of(Dispatcher::instance().get(op)) == ag::RuleKind::None) return false;
+  return true;
+}
+
+TEST(GradNNConv2d, Gradgradcheck) {
+  if (!have_rules({"pad", "flip", "slice", "narrow", "stack", "matmul"})) GTEST_SKIP() << "shape ops' rules missing";
+  Tensor x = leaf({1, 2, 4, 4}, 160), w = leaf({2, 1, 2, 2}, 161), b = leaf({2}, 162);
+  EXPECT_TRUE(check2([](const VL& in) -> VL { return {conv2d(in[0], in[1], in[2], {1}, {1}, {1}, 2)}; }, {x, w, b}));
+  Tensor w2 = leaf({2, 2, 2, 2}, 163);
+  EXPECT_TRUE(check2([](const VL& in) -> VL { return {conv2d(in[0], in[1], std::nullopt, {2}, {1}, {1})}; }, {x, w2}));
+}
+
 // ---- pooling ----
 
 TEST(GradNNPool, MaxPool2dGradcheck) {
@@ -287,6 +303,13 @@ TEST(GradNNPool, AvgPool2dGradcheck) {
   EXPECT_TRUE(check([](const VL& in) -> VL { return {avg_pool2d(in[0], {2}, {1}, {0}, false, true, 3)}; }, {x}));
   Tensor x3 = leaf({2, 3, 4}, 211);  // unbatched
   EXPECT_TRUE(check([](const VL& in) -> VL { return {avg_pool2d(in[0], {2}, {1}, {1})}; }, {x3}));
+}
+
+TEST(GradNNPool, Gradgradcheck) {
+  if (!have_rules({"pad", "slice", "narrow"})) GTEST_SKIP() << "shape ops' rules missing";
+  Tensor x = leaf({1, 1, 4, 4}, 220);
+  EXPECT_TRUE(check2([](const VL& in) -> VL { return {max_pool2d(in[0], {2}, {1}, {1})}; }, {x}));
+  EXPECT_TRUE(check2([](const VL& in) -> VL { return {avg_pool2d(in[0], {3}, {2}, {1}, true, false)}; }, {x}));
 }
 
 TEST(GradNNPool, AvgPool2dByHand) {
