@@ -44,6 +44,9 @@ TEST(GradNNSoftmax, GradcheckEveryDim) {
     EXPECT_TRUE(check([d](const VL& in) -> VL { return {softmax(in[0], d)}; }, {x})) << "dim " << d;
     EXPECT_TRUE(check([d](const VL& in) -> VL { return {log_softmax(in[0], d)}; }, {x})) << "dim " << d;
   }
+  Tensor x0 = leaf({}, 6);  // one element: softmax is 1, log_softmax 0, gradient 0
+  EXPECT_TRUE(check([](const VL& in) -> VL { return {softmax(in[0], 0)}; }, {x0}));
+  EXPECT_TRUE(check([](const VL& in) -> VL { return {log_softmax(in[0], -1)}; }, {x0}));
   Tensor x3 = leaf({2, 3, 2}, 2);
   EXPECT_TRUE(check([](const VL& in) -> VL { return {softmax(in[0], 1)}; }, {x3}));
   EXPECT_TRUE(check([](const VL& in) -> VL { return {log_softmax(in[0], 1)}; }, {x3}));
@@ -115,6 +118,13 @@ TEST(GradNNLoss, NllLossReductionsWeightsIgnoreIndex) {
       }
     }
   }
+  // int32 targets; every target ignored ('mean' is NaN, the gradient 0 as in PyTorch).
+  EXPECT_TRUE(check([&](const VL& in) -> VL { return {nll_loss(in[0], t.to(kInt), w, "mean")}; }, {x}));
+  Tensor xi = leaf({2, 3}, 35);
+  Tensor loss = nll_loss(xi, ints({1, 1}), std::nullopt, "mean", 1);
+  EXPECT_TRUE(std::isnan(loss.item<double>()));
+  loss.backward();
+  expect_near(vals(xi.grad()), std::vector<double>(6, 0.0));
   // Unbatched [C] and spatial [N, C, d].
   Tensor x1 = leaf({4}, 31);
   EXPECT_TRUE(check([](const VL& in) -> VL { return {nll_loss(in[0], ints({3}).reshape({}))}; }, {x1}));

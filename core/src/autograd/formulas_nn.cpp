@@ -127,7 +127,11 @@ variable_list nll_backward(C& c, double e) {
   const Tensor wt = w.defined() ? w.index_select(0, ts.reshape({-1})).reshape(t.sizes()) * vw : vw;
   Tensor g = c.grad();
   const std::string_view red = reduction_of(c, 3);
-  if (red == "mean") g = g / wt.sum();
+  if (red == "mean") {
+    // Every target ignored: the forward is NaN, the gradient 0 (as PyTorch), not 0 * inf.
+    const Tensor total = wt.sum();
+    g = g / (total + total.eq(0).to(dt));
+  }
   // Class dim last from one_hot, moved to cdim.
   Tensor onehot = one_hot(ts, ncls).to(dt);
   if (nd > 1) {
