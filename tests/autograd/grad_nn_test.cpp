@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -297,10 +298,17 @@ TEST(GradNNPool, MaxPool2dTiesGoToTheFirstIndexOfEachWindow) {
   Tensor y = tensor({1.0, 5.0, 5.0, 2.0}).reshape({1, 1, 2, 2}).requires_grad_();
   max_pool2d(y, {2}).sum().backward();
   expect_near(vals(y.grad()), {0, 1, 0, 0});
-  // NaN wins the window (it is the output), so it gets the gradient.
-  Tensor z = tensor({1.0, std::nan(""), 3.0, 2.0}).reshape({1, 1, 2, 2}).requires_grad_();
+  // NaN wins the window (it is the output); of several NaNs the scan ends on
+  // the last (`v > max || isnan(v)`), as PyTorch's kernels.
+  const double nan = std::nan("");
+  Tensor z = tensor({1.0, nan, nan, 2.0}).reshape({1, 1, 2, 2}).requires_grad_();
   max_pool2d(z, {2}).sum().backward();
-  expect_near(vals(z.grad()), {0, 1, 0, 0});
+  expect_near(vals(z.grad()), {0, 0, 1, 0});
+  // A window of -inf inputs sends its gradient to its first input element, not
+  // to the padding before it.
+  Tensor m = full({1, 1, 2, 2}, -std::numeric_limits<double>::infinity(), TensorOptions(kDouble)).requires_grad_();
+  max_pool2d(m, {2}, {2}, {1}).sum().backward();  // 4 windows, each holding one input element
+  expect_near(vals(m.grad()), {1, 1, 1, 1});
 }
 
 TEST(GradNNPool, AvgPool2dGradcheck) {

@@ -337,8 +337,23 @@ std::pair<int64_t, int64_t> pool_frame(const Pool& p, int64_t H, int64_t W, int6
           std::max(W + 2 * p.pw, (Wo - 1) * p.sw + (p.kw - 1) * p.dw + 1)};
 }
 
-// The gradient goes to one input per window: the first maximum in row-major
-// window order (or the first NaN, the value that won), as the forward scans.
+// Which of the n_out windows along one dim have their tap at `off` (padded
+// frame) inside the input: [n_out] bool, or undefined when all do.
+Tensor inside_mask(int64_t off, int64_t s, int64_t pad_before, int64_t len, int64_t n_out, Device device) {
+  std::vector<double> v(static_cast<size_t>(n_out));
+  bool all = true;
+  for (int64_t i = 0; i < n_out; ++i) {
+    const int64_t pos = i * s + off - pad_before;
+    v[static_cast<size_t>(i)] = pos >= 0 && pos < len ? 1.0 : 0.0;
+    all = all && v[static_cast<size_t>(i)] != 0.0;
+  }
+  if (all) return Tensor();
+  return tensor(ArrayRef<double>(v.data(), v.size())).to(device).ne(0);
+}
+
+// The gradient goes to one input per window, the one the forward's scan
+// (row-major, `v > max || isnan(v)`, padding skipped) ends on: the first
+// maximum, or the last NaN when a NaN won; overlapping windows add up.
 variable_list max_pool2d_backward(C& c) {
   const Tensor x = c.saved(0), y = c.result(), g = c.grad();
   const Pool p = pool_of(c, true);
@@ -346,19 +361,41 @@ variable_list max_pool2d_backward(C& c) {
   const int64_t H = x.size(n - 2), W = x.size(n - 1), Ho = y.size(n - 2), Wo = y.size(n - 1);
   const auto [Hb, Wb] = pool_frame(p, H, W, Ho, Wo);
   const int64_t pd[4] = {p.pw, Wb - W - p.pw, p.ph, Hb - H - p.ph};
-  // Padding never wins: -inf, and a window always holds an input element.
   const Tensor xb = pad(x, IntArrayRef(pd, 4), "constant", -std::numeric_limits<double>::infinity());
-  const Tensor y_nan = y.isnan();
-  Tensor taken, total;
+  const int64_t K = p.kh * p.kw;
+  // Per tap (a, b): the windows' input at that tap, and whether it is inside the input.
+  std::vector<Tensor> tap(static_cast<size_t>(K)), inside(static_cast<size_t>(K));
+  for (int64_t a = 0; a < p.kh; ++a) {
+    const Tensor rows = inside_mask(a * p.dh, p.sh, p.ph, H, Ho, x.device());
+    for (int64_t b = 0; b < p.kw; ++b) {
+      const size_t k = static_cast<size_t>(a * p.kw + b);
+      tap[k] = xb.slice(n - 2, a * p.dh, a * p.dh + (Ho - 1) * p.sh + 1, p.sh)
+                   .slice(n - 1, b * p.dw, b * p.dw + (Wo - 1) * p.sw + 1, p.sw);
+      const Tensor cols = inside_mask(b * p.dw, p.sw, p.pw, W, Wo, x.device());
+      if (rows.defined() && cols.defined()) inside[k] = rows.reshape({Ho, 1}).logical_and(cols);
+      else if (rows.defined()) inside[k] = rows.reshape({Ho, 1});
+      else if (cols.defined()) inside[k] = cols;
+    }
+  }
+  // Claims in scan order: `first(hit)` keeps the hits of taps no earlier tap took.
+  // Maxima: first in scan order; NaNs: last, so scanned in reverse. Masks only,
+  // no host read of the data (no device sync; meta tensors work too).
+  std::vector<Tensor> wins(static_cast<size_t>(K));
+  Tensor taken;
+  auto claim = [&](Tensor hit, size_t k) {
+    if (inside[k].defined()) hit = hit.logical_and(inside[k]);
+    const Tensor first = taken.defined() ? hit.logical_and(taken.logical_not()) : hit;
+    taken = taken.defined() ? taken.logical_or(hit) : hit;
+    wins[k] = wins[k].defined() ? wins[k].logical_or(first) : first;
+  };
+  for (size_t k = 0; k < size_t(K); ++k) claim(tap[k].eq(y), k);  // never true where y is NaN
+  taken = Tensor();
+  for (size_t k = size_t(K); k-- > 0;) claim(tap[k].isnan(), k);
+  Tensor total;
   for (int64_t a = 0; a < p.kh; ++a) {
     for (int64_t b = 0; b < p.kw; ++b) {
-      const Tensor xa = xb.slice(n - 2, a * p.dh, a * p.dh + (Ho - 1) * p.sh + 1, p.sh)
-                            .slice(n - 1, b * p.dw, b * p.dw + (Wo - 1) * p.sw + 1, p.sw);
-      // No host read of the data (no device sync; meta tensors work too).
-      const Tensor hit = xa.eq(y).logical_or(xa.isnan().logical_and(y_nan));
-      const Tensor first = taken.defined() ? hit.logical_and(taken.logical_not()) : hit;
-      taken = taken.defined() ? taken.logical_or(hit) : hit;
-      const Tensor part = place_strided(g * first.to(g.scalar_type()), p.sh, p.sw, a * p.dh, b * p.dw, Hb, Wb);
+      const Tensor& win = wins[static_cast<size_t>(a * p.kw + b)];
+      const Tensor part = place_strided(g * win.to(g.scalar_type()), p.sh, p.sw, a * p.dh, b * p.dw, Hb, Wb);
       total = total.defined() ? total + part : part;
     }
   }
