@@ -116,6 +116,24 @@ TEST(NnLayerNorm, MatchesTheFunctionalOpAndTrainsItsAffine) {
   EXPECT_THROW(nn::LayerNorm({}), ValueError);
 }
 
+// The modules' parameter gradients are the functional ops' gradients.
+TEST(NnConv2dLayerNorm, GradientsMatchTheFunctionalOps) {
+  manual_seed(8);
+  nn::Conv2d conv(2, 3, {3}, {1}, 1);
+  nn::LayerNorm ln({3, 5, 5});
+  const Tensor x = randn({2, 2, 5, 5});
+  const Tensor c = randn({2, 3, 5, 5});
+  (ln.forward(conv.forward(x)) * c).sum().backward();
+  const Tensor w = conv.weight().detach().requires_grad_(), b = conv.bias().detach().requires_grad_();
+  const Tensor g = ln.weight().detach().requires_grad_(), h = ln.bias().detach().requires_grad_();
+  (layer_norm(conv2d(x, w, b, {1}, {1}), {3, 5, 5}, g, h) * c).sum().backward();
+  EXPECT_TRUE(allclose(conv.weight().grad(), w.grad(), 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(conv.bias().grad(), b.grad(), 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(ln.weight().grad(), g.grad(), 1e-5, 1e-6));
+  EXPECT_TRUE(allclose(ln.bias().grad(), h.grad(), 1e-5, 1e-6));
+  EXPECT_GT(conv.weight().grad().abs().sum().item<double>(), 0.0);
+}
+
 TEST(NnDropout, IdentityInEvalAndScaledMaskInTrain) {
   nn::Dropout drop(0.25, Generator(9));
   const Tensor x = rand({200, 50}) + 1.0;  // no zeros in x
