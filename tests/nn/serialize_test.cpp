@@ -310,6 +310,8 @@ TEST(Npz, ErrorsNameTheFileAndMember) {
   const std::string missing = load_error(dir.file("missing.npz"));
   EXPECT_NE(missing.find("no such file"), std::string::npos) << missing;
   EXPECT_NE(missing.find("missing.npz"), std::string::npos) << missing;
+  fs::create_directories(dir.file("folder.npz"));
+  EXPECT_NE(load_error(dir.file("folder.npz")).find("is a directory"), std::string::npos);
   // Saving: a key that cannot be a member name, an unwritable path.
   EXPECT_THROW(save(dir.file("x.npz"), {{"a/b", ones({1})}}), ValueError);
   EXPECT_THROW(save(dir.file("no/such/dir/x.npz"), {{"a", ones({1})}}), ValueError);

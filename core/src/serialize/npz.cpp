@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 
 namespace tessera {
@@ -85,6 +86,9 @@ void save(const std::string& path, const StateDict& dict) {
 }
 
 StateDict load(const std::string& path) {
+  std::error_code ec;
+  TSR_CHECK(!std::filesystem::is_directory(path, ec), ValueError, "load('", path,
+            "'): is a directory, not an .npz file");
   int err = 0;
   Archive za(zip_open(path.c_str(), ZIP_RDONLY, &err));
   if (!za) {
