@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 
 from tessera import _C
 from tessera._C import Tensor
@@ -64,13 +65,21 @@ class _Mode:
     def _make_guard(self):
         raise NotImplementedError
 
+    def _stack(self):
+        # Per thread: one object may be entered on several threads at once.
+        local = self.__dict__.get("_local")
+        if local is None:
+            local = self.__dict__.setdefault("_local", threading.local())
+        if not hasattr(local, "guards"):
+            local.guards = []
+        return local.guards
+
     def __enter__(self):
-        stack = self.__dict__.setdefault("_guards", [])
-        stack.append(self._make_guard())
+        self._stack().append(self._make_guard())
         return self
 
     def __exit__(self, *exc):
-        self._guards.pop().exit()
+        self._stack().pop().exit()
         return False
 
     def _fresh(self):

@@ -380,6 +380,47 @@ def test_modes_as_decorators():
     assert f.__name__ == "f"
 
 
+def test_decorated_generator_has_the_mode_only_while_running():
+    @tessera.no_grad()
+    def gen():
+        yield tessera.is_grad_enabled()
+        yield tessera.is_grad_enabled()
+
+    @tessera.inference_mode
+    def bare():
+        return tessera.is_inference_mode_enabled()
+
+    g = gen()
+    assert next(g) is False
+    assert tessera.is_grad_enabled()  # suspended: the caller records
+    assert next(g) is False
+    with pytest.raises(StopIteration):
+        next(g)
+    assert tessera.is_grad_enabled()
+    assert bare() and not tessera.is_inference_mode_enabled()
+
+
+def test_one_mode_object_entered_on_several_threads():
+    import time
+    shared = tessera.no_grad()
+    seen = []
+
+    def work():
+        for _ in range(50):
+            with shared:
+                time.sleep(0.0005)  # overlap the threads' scopes
+                seen.append(tessera.is_grad_enabled())
+            seen.append(tessera.is_grad_enabled())
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert seen.count(False) == 200 and seen.count(True) == 200
+    assert tessera.is_grad_enabled()
+
+
 def test_set_grad_enabled_statement_and_context():
     x = T([1.0], True)
     tessera.set_grad_enabled(False)
@@ -600,3 +641,28 @@ def test_mlp_gradients_match_numpy_by_hand(loss_name):
     loss_fn(model(T(X)), tessera.tensor(y.tolist())).backward()
     np.testing.assert_allclose(N(model[0].weight.grad), dW1, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(N(model[2].bias.grad), db2, rtol=1e-10, atol=1e-12)
+
+
+# ---- gradcheck of the nn ops from Python (each runs once its formula has landed) ----
+
+F = tessera.nn.functional
+TARGET = tessera.tensor([0, 2, 1])
+
+
+@pytest.mark.parametrize("name,fn,shapes", [
+    ("linear", lambda x, w, b: F.linear(x, w, b), [(3, 4), (2, 4), (2,)]),
+    ("relu", lambda x: F.relu(x), [(3, 4)]),
+    ("softmax", lambda x: F.softmax(x, 1), [(3, 4)]),
+    ("log_softmax", lambda x: F.log_softmax(x, 1), [(3, 4)]),
+    ("cross_entropy", lambda x: F.cross_entropy(x, TARGET), [(3, 4)]),
+    ("nll_loss", lambda x: F.nll_loss(x, TARGET), [(3, 4)]),
+    ("mse_loss", lambda x, y: F.mse_loss(x, y), [(3, 4), (3, 4)]),
+    ("layer_norm", lambda x, w, b: F.layer_norm(x, [4], w, b), [(3, 4), (4,), (4,)]),
+    ("conv2d", lambda x, w, b: F.conv2d(x, w, b, padding=1), [(1, 2, 4, 4), (3, 2, 3, 3), (3,)]),
+])
+def test_gradcheck_nn_functional(name, fn, shapes):
+    inputs = [_rand(*s) for s in shapes]
+    needs_formula(lambda: fn(*inputs))
+    assert ag.gradcheck(fn, inputs)
+    if name != "conv2d":  # second order on the pointwise-like ops and the losses
+        assert ag.gradgradcheck(fn, inputs)
