@@ -33,14 +33,20 @@ ReducedDims reduced_dims(const Operator& op, IntArrayRef sizes, const IValue& di
   ReducedDims r;
   const int64_t ndim = static_cast<int64_t>(sizes.size());
   TSR_CHECK(ndim <= 64, ValueError, base_name(op), ": tensors of more than 64 dims are not supported");
-  if (dim_arg.is_none() || dim_arg.int_list().empty()) {
+  // int[1] takes one int too (boxed callers may pass a plain number).
+  TSR_CHECK(dim_arg.is_none() || dim_arg.tag == IValue::Tag::IntList || dim_arg.tag == IValue::Tag::Int, TypeError,
+            base_name(op), ": dim must be an int or a list of ints");
+  const IntArrayRef dims = dim_arg.tag == IValue::Tag::Int ? IntArrayRef(&dim_arg.i, 1)
+                           : dim_arg.is_none()            ? IntArrayRef()
+                                                          : dim_arg.int_list();
+  if (dims.empty()) {
     std::fill(r.reduce, r.reduce + ndim, true);
   } else {
-    for (int64_t d : dim_arg.int_list()) {
+    for (int64_t d : dims) {
       const int64_t w = wrap_dim(op, d, ndim);
       if (ndim == 0) continue;
       TSR_CHECK(!r.reduce[w], ValueError, base_name(op), ": dim ", w, " appears more than once in dim=",
-                dim_arg.int_list());
+                dims);
       r.reduce[w] = true;
     }
   }
