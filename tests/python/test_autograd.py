@@ -208,6 +208,8 @@ def test_double_backward_with_create_graph():
     first = x2.grad
     assert first.requires_grad
     np.testing.assert_allclose(N(first), np.exp(a) * (1 + a), rtol=1e-12)
+    # A .grad with history refers back to its leaf (a cycle through C++, as in PyTorch): clear it.
+    x2.grad = None
 
 
 # ---- safety checks ----
