@@ -153,6 +153,12 @@ def test_backward_arguments_and_accumulation():
     np.testing.assert_allclose(N(w.grad), a.T @ g, rtol=1e-12)
     x.mm(w).sum().backward(inputs=x)
     np.testing.assert_allclose(N(x.grad), np.ones((3, 2)) @ b.T, rtol=1e-12)
+    # A non-leaf among inputs gets its .grad filled, and nothing below it runs.
+    x.grad = None
+    h = x.mm(w)
+    (h * h).sum().backward(inputs=[h])
+    np.testing.assert_allclose(N(h.grad), 2 * a @ b, rtol=1e-12)
+    assert x.grad is None
 
 
 def test_backward_needs_gradient_for_non_scalar():
