@@ -300,3 +300,22 @@ def test_custom_module_forward_and_backward():
     np.testing.assert_allclose(N(m.a.grad), [6.0])
     with pytest.raises(NotImplementedError):
         nn.Module()(x)
+
+
+def test_save_load_file_objects_map_location_and_errors(tmp_path):
+    import io
+    buf = io.BytesIO()
+    sd = {"w": tessera.arange(6.0).view(2, 3).t(), "flag": tessera.tensor([True, False])}  # a transposed view
+    tessera.save(sd, buf)
+    buf.seek(0)
+    got = tessera.load(buf, map_location="cpu")
+    assert list(got) == ["w", "flag"]
+    np.testing.assert_array_equal(N(got["w"]), np.arange(6.0).reshape(2, 3).T)
+    assert got["flag"].dtype == tessera.bool and N(got["flag"]).tolist() == [True, False]
+    assert got["w"].device.type == "cpu"
+    with pytest.raises(TypeError, match="mapping"):
+        tessera.save([tessera.ones(1)], tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="keys must be str"):
+        tessera.save({1: tessera.ones(1)}, tmp_path / "x.npz")
+    with pytest.raises(TypeError, match="expected a Tensor"):
+        tessera.save({"a": "text"}, tmp_path / "x.npz")
