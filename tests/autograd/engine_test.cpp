@@ -126,6 +126,7 @@ TEST(AutogradEngine, CreateGraphGivesHigherOrderGradients) {
   (w * w * w).sum().backward({}, std::nullopt, /*create_graph=*/true);
   EXPECT_TRUE(w.grad().requires_grad());
   EXPECT_DOUBLE_EQ(ag::grad({w.grad().sum()}, {w})[0].item<double>(), 18.0);
+  w.set_grad({});  // a .grad with history refers back to w: clearing it breaks the cycle (docs/autograd.md)
 }
 
 TEST(AutogradEngine, RetainGradKeepsNonLeafGradients) {
