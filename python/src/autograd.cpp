@@ -151,6 +151,7 @@ class CustomNode {
         });
     weak_ = strong_;
   }
+  // The node, kept alive by the returned pointer for the caller's use.
   std::shared_ptr<autograd::CustomFunctionNode> get() const {
     auto p = weak_.lock();
     if (!p)
@@ -162,7 +163,6 @@ class CustomNode {
     return autograd::detail_wire_custom(get(), inputs, outputs);
   }
   void drop() { strong_.reset(); }
-  autograd::AutogradContext& ctx() const { return get()->context(); }
 
  private:
   std::shared_ptr<autograd::CustomFunctionNode> strong_;
@@ -347,14 +347,16 @@ void register_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("drop", &CustomNode::drop)
       .def("node", [](const CustomNode& c) { return std::static_pointer_cast<Node>(c.get()); })
       .def("save_for_backward",
-           [](CustomNode& c, const std::vector<OptTensor>& ts) { c.ctx().save_for_backward(unopt_list(ts)); },
+           [](CustomNode& c, const std::vector<OptTensor>& ts) { c.get()->context().save_for_backward(unopt_list(ts)); },
            nb::arg("tensors"))
-      .def("saved_tensors", [](const CustomNode& c) { return nb::tuple(opt_list(c.ctx().get_saved_variables())); })
+      .def("saved_tensors",
+           [](const CustomNode& c) { return nb::tuple(opt_list(c.get()->context().get_saved_variables())); })
       .def("mark_non_differentiable",
-           [](CustomNode& c, const std::vector<Tensor>& ts) { c.ctx().mark_non_differentiable(ts); },
+           [](CustomNode& c, const std::vector<Tensor>& ts) { c.get()->context().mark_non_differentiable(ts); },
            nb::arg("outputs"))
-      .def("set_materialize_grads", [](CustomNode& c, bool v) { c.ctx().set_materialize_grads(v); }, nb::arg("value"))
-      .def("needs_input_grad", [](const CustomNode& c, size_t i) { return c.ctx().needs_input_grad(i); },
+      .def("set_materialize_grads", [](CustomNode& c, bool v) { c.get()->context().set_materialize_grads(v); },
+           nb::arg("value"))
+      .def("needs_input_grad", [](const CustomNode& c, size_t i) { return c.get()->context().needs_input_grad(i); },
            nb::arg("i"));
 
   // ---- gradcheck ----
