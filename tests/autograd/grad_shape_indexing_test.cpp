@@ -306,3 +306,21 @@ TEST(GradIndexing, NotDifferentiableOps) {
   x.index_select(0, rows).sum().backward();
   EXPECT_EQ(vals(x.grad()), std::vector<double>(6, 3.0));
 }
+TEST(GradViews, ReshapeViewIsAViewForInPlaceChecks) {
+  Tensor x = leaf({2, 3});
+  Tensor y = x * 1;
+  Tensor z = y.reshape({-1});  // a view of y
+  EXPECT_THROW(z.mul_(2), NotImplementedError);
+  Tensor c = y.t().reshape({-1});  // a copy: in place is fine and y keeps its gradient
+  c.mul_(2);
+  (y.sum() + c.sum()).backward();
+  EXPECT_EQ(vals(x.grad()), std::vector<double>(6, 3.0));
+}
+TEST(GradViews, AsStridedBackwardAfterInputModifiedInPlace) {
+  Tensor x = leaf({6});
+  Tensor y = x * 1;
+  Tensor w = (y.as_strided({2}, {2}, 1) * 1).sum();
+  y.add_(1);
+  w.backward();  // as_strided saves nothing: its geometry is enough
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{0, 1, 0, 1, 0, 0}));
+}

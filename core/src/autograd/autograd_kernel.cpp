@@ -83,6 +83,8 @@ Edge checked_edge(const Operator& op, const Frame& frame, const Tensor& t) {
 
 struct TensorInfo {
   DimVector sizes;
+  DimVector strides;
+  int64_t storage_offset = 0;
   ScalarType dtype = ScalarType::Undefined;
   Device device{DeviceTypeId{0}, 0};
 };
@@ -224,6 +226,11 @@ class FormulaNode final : public Node, public BackwardContext {
   }
   ScalarType input_dtype(int arg, int j) const override { return tensor_at(arg, j).dtype; }
   Device input_device(int arg, int j) const override { return tensor_at(arg, j).device; }
+  IntArrayRef input_strides(int arg, int j) const override {
+    const TensorInfo& t = tensor_at(arg, j);
+    return IntArrayRef(t.strides.data(), t.strides.size());
+  }
+  int64_t input_storage_offset(int arg, int j) const override { return tensor_at(arg, j).storage_offset; }
   int list_size(int arg) const override { return static_cast<int>(arg_at(arg).tensors.size()); }
 
  private:
@@ -232,6 +239,8 @@ class FormulaNode final : public Node, public BackwardContext {
     if (!t.defined()) return i;
     const TensorImpl* impl = t.unsafeGetTensorImpl();
     i.sizes.assign(impl->sizes().begin(), impl->sizes().end());
+    i.strides.assign(impl->strides().begin(), impl->strides().end());
+    i.storage_offset = impl->storage_offset();
     i.dtype = impl->dtype();
     i.device = impl->device();
     return i;
@@ -339,9 +348,21 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
 
   run_below(op, ks, frame);
 
-  const bool is_view = (op.flags() & kView) != 0;
+  const bool view_op = (op.flags() & kView) != 0;
   std::shared_ptr<Node> base = node;
   for (int i = 0; i < frame.num_outputs; ++i) {
+    // reshape and contiguous return a view, or the input itself, when they
+    // can: such an output is a view for autograd, and a fresh TensorImpl so
+    // that the input keeps its own history.
+    bool is_view = view_op;
+    if (!inplace && frame.outputs[i].defined())
+      for (int a = 0; a < frame.num_args; ++a) {
+        const IValue& v = frame.args[a];
+        if (v.tag != IValue::Tag::Tensor || !v.tensor->defined()) continue;
+        if (frame.outputs[i].is_same(*v.tensor)) frame.outputs[i] = shallow_alias(frame.outputs[i]);
+        if (frame.outputs[i].unsafeGetTensorImpl()->storage() == v.tensor->unsafeGetTensorImpl()->storage())
+          is_view = true;
+      }
     const Tensor& o = frame.outputs[i];
     if (!o.defined()) {
       InputMetadata m;

@@ -95,10 +95,9 @@ int64_t numel_of(IntArrayRef sizes) {
 // that an overlapping input such as an expanded one is not counted twice).
 Tensor as_strided_backward(C& c) {
   const Tensor g = c.grad();
-  const Tensor self = c.saved(0);  // for its strides and offset only
-  const IntArrayRef isz = self.sizes(), ist = self.strides();
+  const IntArrayRef isz = c.input_sizes(0), ist = c.input_strides(0);
   const IntArrayRef osz = c.int_list(1), ost = c.int_list(2);
-  const int64_t ioff = self.storage_offset();
+  const int64_t ioff = c.input_storage_offset(0);
   const int64_t ooff = c.is_none(3) ? ioff : c.int_arg(3);
   if (numel_of(isz) == 0 || numel_of(osz) == 0) return zeros(isz, like(g));
   const auto [ilo, ihi] = span(isz, ist, ioff);
@@ -157,7 +156,7 @@ void define_view_derivatives() {
                       const int64_t index = wrap(c.int_arg(2), size);
                       return {pad_dim(c.grad().unsqueeze(dim), dim, index, size - index - 1)};
                     }});
-  define_derivative("as_strided", {{0}, {0}, {}, [](C& c) -> variable_list { return {as_strided_backward(c)}; }});
+  define_derivative("as_strided", {{0}, {}, {}, [](C& c) -> variable_list { return {as_strided_backward(c)}; }});
 }
 
 }  // namespace tessera::autograd

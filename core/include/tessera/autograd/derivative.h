@@ -94,6 +94,10 @@ class BackwardContext {
   virtual IntArrayRef input_sizes(int arg, int j = -1) const = 0;
   virtual ScalarType input_dtype(int arg, int j = -1) const = 0;
   virtual Device input_device(int arg, int j = -1) const = 0;
+  /// Strides and storage offset of tensor argument `arg` at forward time (for
+  /// formulas that address storage, such as as_strided's).
+  virtual IntArrayRef input_strides(int arg, int j = -1) const = 0;
+  virtual int64_t input_storage_offset(int arg, int j = -1) const = 0;
   virtual int list_size(int arg) const = 0;
 
  protected:
