@@ -24,17 +24,6 @@ def N(t):
 RNG = np.random.default_rng(1234)
 
 
-def needs_formula(fn):
-    """Skips (naming the op) while an op fn uses has no derivative formula yet:
-    formulas land family by family; the test runs as soon as they do."""
-    try:
-        fn()
-    except NotImplementedError as e:
-        if "has no derivative formula" in str(e):
-            pytest.skip(f"waiting for a derivative formula: {str(e).split(':')[0]}")
-        raise
-
-
 # ---- properties ----
 
 def test_requires_grad_property_and_factories():
@@ -592,7 +581,7 @@ def _log_softmax_np(z):
 
 def _cross_entropy_composed(z, target):
     """Mean cross entropy from pointwise ops and sums (log-softmax written
-    out), so the MLP check runs with or without cross_entropy's own formula."""
+    out): the same check through the engine without cross_entropy's formula."""
     with tessera.no_grad():
         m = z.max(1, keepdim=True).values
         onehot = (tessera.arange(z.shape[1]).unsqueeze(0) == target.unsqueeze(1)).to(z.dtype)
@@ -629,11 +618,7 @@ def test_mlp_gradients_match_numpy_by_hand(loss_name):
     db1 = dz1.sum(axis=0)
 
     F = tessera.nn.functional
-    if loss_name == "cross_entropy":
-        needs_formula(lambda: F.cross_entropy(T(z2, True), tessera.tensor(y.tolist())))
-        loss_fn = F.cross_entropy
-    else:
-        loss_fn = _cross_entropy_composed
+    loss_fn = F.cross_entropy if loss_name == "cross_entropy" else _cross_entropy_composed
     tw1, tb1, tw2, tb2 = T(W1, True), T(b1, True), T(W2, True), T(b2, True)
     out = F.linear(F.relu(F.linear(T(X), tw1, tb1)), tw2, tb2)
     L = loss_fn(out, tessera.tensor(y.tolist()))
@@ -651,7 +636,7 @@ def test_mlp_gradients_match_numpy_by_hand(loss_name):
     np.testing.assert_allclose(N(model[2].bias.grad), db2, rtol=1e-10, atol=1e-12)
 
 
-# ---- gradcheck of the nn ops from Python (each runs once its formula has landed) ----
+# ---- gradcheck of the nn ops from Python ----
 
 F = tessera.nn.functional
 TARGET = tessera.tensor([0, 2, 1])
@@ -670,7 +655,6 @@ TARGET = tessera.tensor([0, 2, 1])
 ])
 def test_gradcheck_nn_functional(name, fn, shapes):
     inputs = [_rand(*s) for s in shapes]
-    needs_formula(lambda: fn(*inputs))
     assert ag.gradcheck(fn, inputs)
     if name != "conv2d":  # second order on the pointwise-like ops and the losses
         assert ag.gradgradcheck(fn, inputs)

@@ -8,24 +8,16 @@ import sys
 
 import pytest
 
-import tessera
-
 pytest.importorskip("numpy")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_train_spirals_reaches_95_percent():
-    # The example needs cross_entropy's derivative (formulas land family by family).
-    logits = tessera.zeros(2, 2, requires_grad=True)
-    try:
-        tessera.cross_entropy(logits, tessera.tensor([0, 1]))
-    except NotImplementedError as e:
-        if "has no derivative formula" not in str(e):
-            raise
-        pytest.skip("waiting for a derivative formula: cross_entropy")
     script = ROOT / "examples" / "train_spirals.py"
-    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ))
+    # As a user runs it: the CPU plugin's default thread policy (CTest turns
+    # load awareness off for the op tests; on shared cores that only slows this down).
+    env = {k: v for k, v in os.environ.items() if k != "TESSERA_CPU_LOAD_AWARE"}
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     m = re.search(r"training accuracy ([0-9.]+)% \(NumPy, from DLPack\)", r.stdout)
     assert m, r.stdout
