@@ -319,3 +319,27 @@ def test_save_load_file_objects_map_location_and_errors(tmp_path):
         tessera.save({1: tessera.ones(1)}, tmp_path / "x.npz")
     with pytest.raises(TypeError, match="expected a Tensor"):
         tessera.save({"a": "text"}, tmp_path / "x.npz")
+
+
+def test_module_parameters_receive_the_functional_gradients():
+    # Each layer's parameters get the gradients of its functional form.
+    import tessera.autograd as ag
+    tessera.manual_seed(2)
+    x4 = T(RNG.standard_normal((2, 2, 5, 5)))
+    x2 = T(RNG.standard_normal((3, 6)))
+    cases = [
+        (nn.Conv2d(2, 3, 3, stride=2, padding=1, dtype=tessera.float64), x4,
+         lambda m, x: F.conv2d(x, m.weight, m.bias, 2, 1)),
+        (nn.LayerNorm(6, dtype=tessera.float64), x2, lambda m, x: F.layer_norm(x, [6], m.weight, m.bias)),
+        (nn.Linear(6, 4, dtype=tessera.float64), x2, lambda m, x: F.linear(x, m.weight, m.bias)),
+    ]
+    for m, x, f in cases:
+        with tessera.no_grad():  # non-trivial LayerNorm affine parameters
+            for p in m.parameters():
+                p.copy_(T(RNG.standard_normal(p.shape)))
+        go = T(RNG.standard_normal(m(x).shape))
+        want = ag.grad(f(m, x), list(m.parameters()), grad_outputs=go)
+        m.zero_grad()
+        m(x).backward(go)
+        for p, w in zip(m.parameters(), want):
+            np.testing.assert_allclose(N(p.grad), N(w), rtol=1e-12, atol=1e-12)
