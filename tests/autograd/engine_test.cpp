@@ -399,3 +399,50 @@ TEST(AutogradEngine, PrintingShowsRequiresGradAndGradFn) {
   EXPECT_EQ(x.to_string(), "tensor([1., 2.], dtype=float64, requires_grad=True)");
   EXPECT_EQ((x * 2).to_string(), "tensor([2., 4.], dtype=float64, grad_fn=<MulBackward>)");
 }
+
+TEST(AutogradViews, InPlaceOnAViewRewritesTheBaseHistory) {
+  // Writing a requires-grad value into a view of a plain tensor makes the base require grad.
+  Tensor x = leaf({5, 7});
+  Tensor w = tensor({1.0, 2.0, 3.0, 4.0});
+  Tensor z = zeros({4}, kDouble);
+  z.narrow(0, 1, 2).copy_(x);
+  EXPECT_TRUE(z.requires_grad());
+  EXPECT_EQ(z.grad_fn()->name(), "CopySlices");
+  (z * w).sum().backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{2, 3}));
+  // In place on a view of a non-leaf: the region gets the op's gradient, the rest passes through.
+  Tensor a = leaf({1, 2, 3, 4});
+  Tensor y = a * 1;
+  y.narrow(0, 0, 2).mul_(3);
+  y.sum().backward();
+  EXPECT_EQ(vals(a.grad()), (std::vector<double>{3, 3, 1, 1}));
+  // A view of a view.
+  Tensor b = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).reshape({2, 3}).detach().requires_grad_();
+  Tensor m = b * 1;
+  m.select(0, 1).narrow(0, 1, 2).mul_(5);
+  m.sum().backward();
+  EXPECT_EQ(vals(b.grad()), (std::vector<double>{1, 1, 1, 1, 5, 5}));
+}
+
+TEST(AutogradViews, AViewSeesItsBaseWrittenInPlace) {
+  Tensor x = leaf({1, 2, 3, 4});
+  Tensor y = x * 2;
+  Tensor v = y.narrow(0, 0, 2);
+  y.mul_(3);  // v now holds 6x[0:2]; its history is regenerated when next used
+  (v * 1).sum().backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{6, 6, 0, 0}));
+}
+
+TEST(AutogradViews, GradcheckThroughViewInPlaceOps) {
+  auto f = [](const ag::variable_list& in) -> ag::variable_list {
+    Tensor y = in[0] * 1;
+    y.select(0, 1).mul_(in[1]);
+    y.narrow(0, 0, 1).add_(in[1].sum());
+    y.t().narrow(0, 2, 1).copy_(in[1].narrow(0, 0, 2).exp().unsqueeze(0));  // column 2
+    return {y};
+  };
+  Tensor x = tensor({0.1, 0.2, 0.3, 0.4, 0.5, 0.6}).reshape({2, 3}).detach().requires_grad_();
+  Tensor w3 = tensor({0.7, -0.3, 0.2}).requires_grad_();
+  EXPECT_TRUE(ag::gradcheck(f, {x, w3}));
+  EXPECT_TRUE(ag::gradgradcheck(f, {x, w3}));
+}

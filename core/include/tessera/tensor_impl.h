@@ -70,6 +70,13 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   /// Created in inference mode (cannot be saved for backward).
   bool is_inference() const { return inference_; }
 
+  /// For a tensor made by a view op: the tensor that owns the data layout it
+  /// views (the root base: a view of a view points at the first one's base);
+  /// null otherwise. Autograd uses it to route gradients of in-place ops on
+  /// views through their base.
+  TensorImpl* view_base() const { return view_base_.get(); }
+  void set_view_base(boost::intrusive_ptr<TensorImpl> base) { view_base_ = std::move(base); }
+
  private:
   void refresh();
   // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
@@ -88,6 +95,7 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   bool wrapped_number_ = false;
   bool inference_ = false;
   autograd::AutogradMeta* autograd_meta_ = nullptr;
+  boost::intrusive_ptr<TensorImpl> view_base_;
 };
 
 /// Row-major strides for `sizes`.

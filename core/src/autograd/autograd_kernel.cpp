@@ -63,21 +63,35 @@ bool any_tensor_requires_grad(const Frame& frame) {
   return false;
 }
 
-[[noreturn]] void fail_stale_view(const Operator& op, const Frame& frame) {
-  throw AutogradError(detail::str(
-      op.name(), ": an input is a view whose base (or another view of the same data) was modified in place after "
-                 "the view was made, so its autograd history is out of date; make the view again after the in-place "
-                 "op. Call: ",
-      describe_call(op, frame)));
+// Gives view `v` the history of `base.as_strided(v's geometry)`: what it is
+// now that its base (or another view of it) was written in place.
+void regenerate_view_history(const Tensor& v) {
+  TensorImpl* vi = v.unsafeGetTensorImpl();
+  const Tensor base(boost::intrusive_ptr<TensorImpl>(vi->view_base()));
+  Tensor fresh = base.as_strided(vi->sizes(), vi->strides(), vi->storage_offset());
+  AutogradMeta* fm = meta_of(fresh);
+  AutogradMeta& m = materialize_meta(v);
+  if (fm != nullptr && fm->grad_fn) {
+    m.grad_fn = fm->grad_fn;
+    m.output_nr = fm->output_nr;
+  } else {
+    m.grad_fn.reset();
+  }
+  m.is_view = true;
+  m.view_version = vi->storage()->version();
+  vi->set_autograd_meta(&m);
 }
 
-// The edge of an input, refusing views whose history went stale.
-Edge checked_edge(const Operator& op, const Frame& frame, const Tensor& t) {
+// The edge of an input. A view whose base (or another view of the same data)
+// was written in place since the view got its history is given its current
+// history first, as PyTorch does lazily.
+Edge checked_edge(const Tensor& t) {
   if (!t.defined()) return {};
   const AutogradMeta* m = meta_of(t);
   if (m == nullptr) return {};
-  if (m->is_view && m->grad_fn && t.unsafeGetTensorImpl()->storage()->version() != m->view_version)
-    fail_stale_view(op, frame);
+  const TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (m->is_view && impl->view_base() != nullptr && impl->storage()->version() != m->view_version)
+    regenerate_view_history(t);
   return gradient_edge(t);
 }
 
@@ -275,6 +289,56 @@ class FormulaNode final : public Node, public BackwardContext {
   variable_list* grads_ = nullptr;
 };
 
+// An in-place op on a view: the base's new history. Its backward takes the
+// gradient of the whole base, runs the op's node on the viewed region, writes
+// the region's result back, and passes the base's gradient on to the base's
+// old history and the op's other inputs to theirs.
+class CopySlices final : public Node {
+ public:
+  CopySlices(const Tensor& base, const TensorImpl& view, std::shared_ptr<Node> fn, int self_slot)
+      : fn_(std::move(fn)), self_slot_(self_slot) {
+    const TensorImpl* b = base.unsafeGetTensorImpl();
+    base_strides_.assign(b->strides().begin(), b->strides().end());
+    view_sizes_.assign(view.sizes().begin(), view.sizes().end());
+    view_strides_.assign(view.strides().begin(), view.strides().end());
+    view_offset_ = view.storage_offset() - b->storage_offset();
+    add_input_metadata(base);
+    next_edges_.push_back(gradient_edge(base));
+    const edge_list& fe = fn_->next_edges();
+    for (size_t j = 0; j < fe.size(); ++j)
+      if (static_cast<int>(j) != self_slot_) next_edges_.push_back(fe[j]);
+  }
+  std::string name() const override { return "CopySlices"; }
+  variable_list apply(variable_list&& grads) override {
+    const InputMetadata& m = input_metadata_[0];
+    Tensor g = grads[0].defined() ? grads[0] : m.zeros();
+    Tensor result = empty_strided(IntArrayRef(m.sizes.data(), m.sizes.size()),
+                                  IntArrayRef(base_strides_.data(), base_strides_.size()),
+                                  TensorOptions(m.dtype).device(m.device));
+    result.copy_(g);
+    Tensor region = result.as_strided(IntArrayRef(view_sizes_.data(), view_sizes_.size()),
+                                      IntArrayRef(view_strides_.data(), view_strides_.size()), view_offset_);
+    variable_list r = fn_->apply({region.clone()});
+    if (self_slot_ >= 0 && static_cast<size_t>(self_slot_) < r.size() && r[self_slot_].defined()) {
+      region.copy_(r[self_slot_]);
+    } else {
+      region.zero_();  // the op overwrote the region: the old values get no gradient
+    }
+    variable_list out;
+    out.push_back(std::move(result));
+    for (size_t j = 0; j < r.size(); ++j)
+      if (static_cast<int>(j) != self_slot_) out.push_back(std::move(r[j]));
+    return out;
+  }
+  void release_variables() override { fn_->release_variables(); }
+
+ private:
+  std::shared_ptr<Node> fn_;
+  int self_slot_;
+  DimVector base_strides_, view_sizes_, view_strides_;
+  int64_t view_offset_ = 0;
+};
+
 void run_below(const Operator& op, DispatchKeySet ks, Frame& frame) {
   BelowAutogradGuard below;
   Dispatcher::instance().redispatch(op, ks.below(kAutogradBit), frame);
@@ -288,11 +352,21 @@ void check_inplace_target(const Operator& op, const Frame& frame) {
             ": a leaf tensor that requires grad is being modified in place; do it under no_grad (as optimizers "
             "do), or use the out-of-place op. Call: ",
             describe_call(op, frame));
-  if (m->is_view && m->grad_fn)
-    throw NotImplementedError(detail::str(
-        op.name(), ": modifying in place a view of a tensor that requires grad is not supported; use the "
-                   "out-of-place op (or clone() the view first). Call: ",
-        describe_call(op, frame)));
+}
+
+// The base whose history an in-place op on view `self` must rewrite, or an
+// undefined tensor. A view of a leaf that requires grad is refused like the leaf.
+Tensor inplace_view_base(const Operator& op, const Frame& frame) {
+  const TensorImpl* si = frame.args[0].tensor->unsafeGetTensorImpl();
+  if (si->view_base() == nullptr) return {};
+  Tensor base(boost::intrusive_ptr<TensorImpl>(si->view_base()));
+  const AutogradMeta* bm = meta_of(base);
+  TSR_CHECK(!(bm != nullptr && bm->requires_grad && !bm->grad_fn), AutogradError, op.name(),
+            ": a view of a leaf tensor that requires grad is being modified in place; do it under no_grad, or "
+            "modify a clone. Call: ",
+            describe_call(op, frame));
+  if (!is_floating_type(base.scalar_type())) return {};
+  return base;
 }
 
 void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*) {
@@ -330,12 +404,16 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
     return;
   }
   const bool inplace = (op.flags() & kInPlace) != 0;
-  if (inplace) check_inplace_target(op, frame);
+  Tensor view_base;
+  if (inplace) {
+    check_inplace_target(op, frame);
+    view_base = inplace_view_base(op, frame);
+  }
 
   auto node = make_node<FormulaNode>(op, *rule);
   edge_list& edges = node->mutable_next_edges();
   edges.reserve(needs.size());
-  for_each_input_tensor(frame, d.inputs, [&](const Tensor& t) { edges.push_back(checked_edge(op, frame, t)); });
+  for_each_input_tensor(frame, d.inputs, [&](const Tensor& t) { edges.push_back(checked_edge(t)); });
 
   // An in-place op overwrites self; a formula that reads it gets a copy made
   // now (through autograd, so double backward sees its history).
@@ -348,21 +426,29 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
 
   run_below(op, ks, frame);
 
-  const bool view_op = (op.flags() & kView) != 0;
   std::shared_ptr<Node> base = node;
   for (int i = 0; i < frame.num_outputs; ++i) {
     // reshape and contiguous return a view, or the input itself, when they
     // can: such an output is a view for autograd, and a fresh TensorImpl so
     // that the input keeps its own history.
-    bool is_view = view_op;
+    bool is_view = false;  // shares an input's storage (view ops, and reshape/contiguous when they can)
     if (!inplace && frame.outputs[i].defined())
       for (int a = 0; a < frame.num_args; ++a) {
         const IValue& v = frame.args[a];
         if (v.tag != IValue::Tag::Tensor || !v.tensor->defined()) continue;
-        if (frame.outputs[i].is_same(*v.tensor)) frame.outputs[i] = shallow_alias(frame.outputs[i]);
+        if (frame.outputs[i].is_same(*v.tensor)) {
+          TensorImpl* in = v.tensor->unsafeGetTensorImpl();
+          frame.outputs[i] = shallow_alias(frame.outputs[i]);
+          frame.outputs[i].unsafeGetTensorImpl()->set_view_base(
+              boost::intrusive_ptr<TensorImpl>(in->view_base() ? in->view_base() : in));
+        }
         if (frame.outputs[i].unsafeGetTensorImpl()->storage() == v.tensor->unsafeGetTensorImpl()->storage())
           is_view = true;
       }
+    // A view of a temporary the op made below autograd (reshape copying
+    // through contiguous()) is, for autograd, a fresh tensor.
+    if (!inplace && !is_view && frame.outputs[i].defined() && frame.outputs[i].unsafeGetTensorImpl()->view_base())
+      frame.outputs[i].unsafeGetTensorImpl()->set_view_base(nullptr);
     const Tensor& o = frame.outputs[i];
     if (!o.defined()) {
       InputMetadata m;
@@ -381,6 +467,16 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
     }
   }
   node->save_outputs(frame);
+  if (view_base.defined()) {
+    // self is a view: the op wrote a region of its base. The base's history
+    // becomes CopySlices over this node; self's becomes a view of the new base.
+    int self_slot = -1;
+    for (size_t k = 0; k < d.inputs.size(); ++k)
+      if (d.inputs[k] == 0) self_slot = static_cast<int>(k);
+    const Tensor& self = *frame.args[0].tensor;
+    set_history(view_base, make_node<CopySlices>(view_base, *self.unsafeGetTensorImpl(), node, self_slot), 0);
+    regenerate_view_history(self);
+  }
 }
 
 }  // namespace

@@ -15,6 +15,8 @@ namespace {
 Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
   auto impl = boost::intrusive_ptr<TensorImpl>(
       new TensorImpl(base.storage(), base.scalar_type(), sizes, strides, offset));
+  TensorImpl* b = base.unsafeGetTensorImpl();
+  impl->set_view_base(b->view_base() ? boost::intrusive_ptr<TensorImpl>(b->view_base()) : base.impl());
   return Tensor(std::move(impl));
 }
 
