@@ -658,3 +658,19 @@ def test_gradcheck_nn_functional(name, fn, shapes):
     assert ag.gradcheck(fn, inputs)
     if name != "conv2d":  # second order on the pointwise-like ops and the losses
         assert ag.gradgradcheck(fn, inputs)
+
+
+def test_setitem_and_inplace_view_writes_differentiate():
+    # y[0] = f(x) through __setitem__: the write becomes part of y's history.
+    a = RNG.standard_normal(3)
+    x = T(a, True)
+    y = x * 1
+    y[0] = x[1] * 5
+    y.sum().backward()
+    # y = [5 x1, x1, x2]
+    np.testing.assert_allclose(N(x.grad), [0.0, 6.0, 1.0])
+    z = tessera.zeros(2, 3, dtype=tessera.float64)
+    z.narrow(1, 0, 1).copy_((x[:2] * x[:2]).unsqueeze(1))
+    x.grad = None
+    z.sum().backward()
+    np.testing.assert_allclose(N(x.grad), [2 * a[0], 2 * a[1], 0.0], rtol=1e-12)
