@@ -1,5 +1,6 @@
 // Factories with PyTorch signatures: tensor(data), zeros/ones/empty(*size),
-// full(size, value), arange(end) / arange(start, end, step).
+// full(size, value), arange(end) / arange(start, end, step), the *_like
+// factories, each with requires_grad=.
 #include "common.h"
 
 #include <string>
@@ -98,34 +99,95 @@ Tensor make_tensor(nb::handle data, const OptDType& dtype, const std::optional<D
   return out;
 }
 
+// requires_grad=True marks the new tensor as a leaf that requires grad (only
+// floating dtypes: TypeError otherwise, from requires_grad_()).
+Tensor grad_if(Tensor t, bool requires_grad) {
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
+
+// *_like: the input's dtype and device unless given.
+TensorOptions like(const Tensor& t, const OptDType& dtype, const std::optional<Device>& device) {
+  return TensorOptions(dtype ? dtype->type : t.dtype()).device(device.value_or(t.device()));
+}
+
+using OptGen = std::optional<Generator>;
+
 }  // namespace
 
 void register_factories(nb::module_& m) {
-  m.def("tensor", &make_tensor, nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-        nb::arg("device") = nb::none());
-  m.def("zeros", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
-    return zeros(sizes_from_args(size, "zeros"), options(dtype, device));
-  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
-  m.def("ones", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
-    return ones(sizes_from_args(size, "ones"), options(dtype, device));
-  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
-  m.def("empty", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device) {
-    return empty(sizes_from_args(size, "empty"), options(dtype, device));
-  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
-  m.def("full", [](nb::handle size, const Scalar& value, const OptDType& dtype, const std::optional<Device>& device) {
-    return full(sizes_from_object(size, "full"), value, options(dtype, device));
+  m.def("tensor", [](nb::handle data, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(make_tensor(data, dtype, device), rg);
+  }, nb::arg("data"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("zeros", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(zeros(sizes_from_args(size, "zeros"), options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("ones", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(ones(sizes_from_args(size, "ones"), options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("empty", [](nb::args size, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(empty(sizes_from_args(size, "empty"), options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("full", [](nb::handle size, const Scalar& value, const OptDType& dtype, const std::optional<Device>& device,
+                   bool rg) {
+    return grad_if(full(sizes_from_object(size, "full"), value, options(dtype, device)), rg);
   }, nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-     nb::arg("device") = nb::none());
-  m.def("arange", [](const Scalar& end, const OptDType& dtype, const std::optional<Device>& device) {
-    return arange(end, options(dtype, device));
-  }, nb::arg("end"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+  m.def("arange", [](const Scalar& end, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(arange(end, options(dtype, device)), rg);
+  }, nb::arg("end"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
   m.def("arange", [](const Scalar& start, const Scalar& end, const Scalar& step, const OptDType& dtype,
-                     const std::optional<Device>& device) {
-    return arange(start, end, step, options(dtype, device));
+                     const std::optional<Device>& device, bool rg) {
+    return grad_if(arange(start, end, step, options(dtype, device)), rg);
   }, nb::arg("start"), nb::arg("end"), nb::arg("step") = 1, nb::kw_only(), nb::arg("dtype") = nb::none(),
-     nb::arg("device") = nb::none());
-  m.def("zeros_like", [](const Tensor& t) { return zeros_like(t); }, nb::arg("input"));
-  m.def("ones_like", [](const Tensor& t) { return ones_like(t); }, nb::arg("input"));
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+
+  // rand/randn with requires_grad: the random family (ops_random.cpp) binds
+  // them without it; these overloads, with requires_grad a required keyword,
+  // match only calls that pass it, so the two never compete.
+  m.def("rand", [](nb::args size, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device,
+                   bool rg) {
+    return grad_if(rand(sizes_from_args(size, "rand"), g, options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad"));
+  m.def("randn", [](nb::args size, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device,
+                    bool rg) {
+    return grad_if(randn(sizes_from_args(size, "randn"), g, options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad"));
+
+  m.def("zeros_like", [](const Tensor& t, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(dtype || device ? zeros(t.sizes(), like(t, dtype, device)) : zeros_like(t), rg);
+  }, nb::arg("input"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("ones_like", [](const Tensor& t, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(dtype || device ? ones(t.sizes(), like(t, dtype, device)) : ones_like(t), rg);
+  }, nb::arg("input"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("empty_like", [](const Tensor& t, const OptDType& dtype, const std::optional<Device>& device, bool rg) {
+    return grad_if(empty(t.sizes(), like(t, dtype, device)), rg);
+  }, nb::arg("input"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("full_like", [](const Tensor& t, const Scalar& value, const OptDType& dtype,
+                        const std::optional<Device>& device, bool rg) {
+    return grad_if(full(t.sizes(), value, like(t, dtype, device)), rg);
+  }, nb::arg("input"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+  m.def("rand_like", [](const Tensor& t, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device,
+                        bool rg) {
+    return grad_if(rand(t.sizes(), g, like(t, dtype, device)), rg);
+  }, nb::arg("input"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+  m.def("randn_like", [](const Tensor& t, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device,
+                         bool rg) {
+    return grad_if(randn(t.sizes(), g, like(t, dtype, device)), rg);
+  }, nb::arg("input"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
 }
 
 }  // namespace tessera::python

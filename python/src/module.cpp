@@ -26,6 +26,9 @@ std::vector<int64_t> sizes_from_args(const nb::args& args, const char* what) {
   return sizes_from_object(args, what);
 }
 
+// Declared here rather than in common.h: only the entry point calls it.
+void register_autograd(nb::module_& m, nb::class_<Tensor>& cls);
+
 }  // namespace tessera::python
 
 NB_MODULE(_C, m) {
@@ -47,4 +50,5 @@ NB_MODULE(_C, m) {
   register_indexing_ops(m, cls);
   register_random_ops(m, cls);
   register_nn_ops(m, cls);
+  register_autograd(m, cls);
 }

@@ -25,5 +25,18 @@ half = _C._dtypes["half"]
 float = _C._dtypes["float"]  # noqa: A001
 double = _C._dtypes["double"]
 
+# Autograd, nn, optim and serialization: pure Python over _C.
+from tessera import autograd  # noqa: E402
+from tessera.autograd import (  # noqa: E402,F401
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
+from tessera import nn, optim  # noqa: E402,F401
+from tessera.serialization import load, save  # noqa: E402,F401
+
 # `from tessera import *` must not shadow the builtins bool/int/float.
 __all__ = [name for name in dir() if not name.startswith("_") and name not in ("bool", "int", "float")]
