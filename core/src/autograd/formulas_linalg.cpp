@@ -10,13 +10,23 @@ using C = BackwardContext;
 Tensor none() { return Tensor(); }
 
 // out = beta * self + alpha * mat1 @ mat2 (self broadcast; the engine sums its gradient down).
+Tensor maybe_mul(const Tensor& t, double s) { return s == 1.0 ? t : t * s; }
+// mat1^T @ g in the layout of mat2: when mat2 is a transposed contiguous matrix
+// (a Linear weight's .t()), compute (g^T @ mat1)^T, so that the gradient reaching
+// the weight is contiguous (an optimizer then updates it in one linear pass).
+Tensor mat2_grad(const Tensor& mat1, const Tensor& mat2, const Tensor& g) {
+  if (mat2.dim() == 2 && mat2.stride(0) == 1 && mat2.stride(1) == mat2.size(0) && mat2.size(0) > 1 &&
+      mat2.size(1) > 1)
+    return g.t().mm(mat1).t();
+  return mat1.t().mm(g);
+}
 variable_list addmm_grad(C& c) {
   const Tensor g = c.grad();
   const double beta = c.scalar_arg(3).to_double();
   const double alpha = c.scalar_arg(4).to_double();
-  return {c.needs_grad(0) ? g * beta : none(),
-          c.needs_grad(1) ? g.mm(c.saved(2).t()) * alpha : none(),
-          c.needs_grad(2) ? c.saved(1).t().mm(g) * alpha : none()};
+  return {c.needs_grad(0) ? maybe_mul(g, beta) : none(),
+          c.needs_grad(1) ? maybe_mul(g.mm(c.saved(2).t()), alpha) : none(),
+          c.needs_grad(2) ? maybe_mul(mat2_grad(c.saved(1), c.saved(2), g), alpha) : none()};
 }
 }  // namespace
 
@@ -24,7 +34,7 @@ void define_linalg_derivatives() {
   define_derivative("mm", {{0, 1}, {0, 1}, {}, [](C& c) -> variable_list {
                       const Tensor g = c.grad();
                       return {c.needs_grad(0) ? g.mm(c.saved(1).t()) : none(),
-                              c.needs_grad(1) ? c.saved(0).t().mm(g) : none()};
+                              c.needs_grad(1) ? mat2_grad(c.saved(0), c.saved(1), g) : none()};
                     }});
   define_derivative("bmm", {{0, 1}, {0, 1}, {}, [](C& c) -> variable_list {
                       const Tensor g = c.grad();
