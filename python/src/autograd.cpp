@@ -360,15 +360,19 @@ void register_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
            nb::arg("i"));
 
   // ---- gradcheck ----
+  auto options = [](double eps, double atol, double rtol, bool raise_exception) {
+    autograd::GradcheckOptions o;
+    o.eps = eps;
+    o.atol = atol;
+    o.rtol = rtol;
+    o.raise_exception = raise_exception;
+    return o;
+  };
   m.def(
       "_gradcheck",
-      [](nb::callable fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol,
-         bool raise_exception, bool check_undefined_grad) {
-        autograd::GradcheckOptions o;
-        o.eps = eps;
-        o.atol = atol;
-        o.rtol = rtol;
-        o.raise_exception = raise_exception;
+      [options](nb::callable fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol,
+                bool raise_exception, bool check_undefined_grad) {
+        autograd::GradcheckOptions o = options(eps, atol, rtol, raise_exception);
         o.check_undefined_grad = check_undefined_grad;
         autograd::GradcheckFn f = python_fn(fn);
         nb::gil_scoped_release nogil;
@@ -378,13 +382,9 @@ void register_autograd(nb::module_& m, nb::class_<Tensor>& cls) {
       nb::arg("check_undefined_grad") = false);
   m.def(
       "_gradgradcheck",
-      [](nb::callable fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol,
-         bool raise_exception, uint64_t seed) {
-        autograd::GradcheckOptions o;
-        o.eps = eps;
-        o.atol = atol;
-        o.rtol = rtol;
-        o.raise_exception = raise_exception;
+      [options](nb::callable fn, const std::vector<Tensor>& inputs, double eps, double atol, double rtol,
+                bool raise_exception, uint64_t seed) {
+        const autograd::GradcheckOptions o = options(eps, atol, rtol, raise_exception);
         autograd::GradcheckFn f = python_fn(fn);
         nb::gil_scoped_release nogil;
         return autograd::gradgradcheck(f, inputs, o, seed);

@@ -446,3 +446,21 @@ TEST(AutogradViews, GradcheckThroughViewInPlaceOps) {
   EXPECT_TRUE(ag::gradcheck(f, {x, w3}));
   EXPECT_TRUE(ag::gradgradcheck(f, {x, w3}));
 }
+
+namespace {
+struct IgnoresItsGradient : ag::Function<IgnoresItsGradient> {  // wrong: backward ignores grads
+  static Tensor forward(ag::AutogradContext*, const Tensor& x) { return x * 1; }
+  static ag::variable_list backward(ag::AutogradContext*, ag::variable_list grads) { return {ones_like(grads[0])}; }
+};
+}  // namespace
+
+TEST(Gradcheck, CheckUndefinedGradSeesZeroOutputGradients) {
+  ag::GradcheckOptions o;
+  o.check_undefined_grad = true;
+  EXPECT_TRUE(ag::gradcheck([](const ag::variable_list& in) -> ag::variable_list { return {in[0] * in[0]}; },
+                            {leaf({0.5, 1.5})}, o));
+  o.raise_exception = false;
+  EXPECT_FALSE(ag::gradcheck(
+      [](const ag::variable_list& in) -> ag::variable_list { return {IgnoresItsGradient::apply(in[0])}; },
+      {leaf({0.5})}, o));
+}

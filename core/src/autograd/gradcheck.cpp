@@ -89,6 +89,19 @@ bool gradcheck(const GradcheckFn& fn, const variable_list& inputs, const Gradche
       }
     }
   }
+  if (opt.check_undefined_grad && !active.empty()) {
+    // Zero output gradients must give zero (or no) input gradients.
+    std::vector<Tensor> zero_seeds;
+    for (const Tensor& t : active) zero_seeds.push_back(zeros(t.sizes(), TensorOptions(t.scalar_type()).device(t.device())));
+    std::vector<Tensor> g = grad(active, diff_inputs, zero_seeds, /*retain_graph=*/true, false, /*allow_unused=*/true);
+    for (size_t a = 0; a < g.size(); ++a) {
+      if (!g[a].defined()) continue;
+      for (double v : flat_values(g[a]))
+        if (v != 0.0)
+          return fail(opt, detail::str("gradcheck: zero output gradients gave a non-zero gradient (", v,
+                                       ") for input ", diff[a]));
+    }
+  }
   outs.clear();
   active.clear();
   o.tensors.clear();
