@@ -36,6 +36,18 @@ def _as_list(x):
     return list(x)
 
 
+def _zero_grads(params, set_to_none=True):
+    """Clears each tensor's .grad: to None, or to zeros in place (Module and
+    Optimizer zero_grad)."""
+    for p in params:
+        if p.grad is None:
+            continue
+        if set_to_none:
+            p.grad = None
+        else:
+            p.grad.zero_()
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulates into the leaves' ``.grad`` the gradient of
     ``sum(t * g for t, g in zip(tensors, grad_tensors))``.

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from tessera._C import Tensor
-from tessera.autograd import no_grad
+from tessera.autograd import _zero_grads, no_grad
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
 
@@ -49,14 +49,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Sets each parameter's .grad to None (default) or to zeros in place."""
-        for g in self.param_groups:
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    p.grad.zero_()
+        _zero_grads((p for g in self.param_groups for p in g["params"]), set_to_none)
 
     def _state(self, p):
         return self.state.setdefault(id(p), {})

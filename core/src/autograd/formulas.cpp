@@ -2,10 +2,17 @@
 
 #include "rules.h"
 
+#include <string>
+
 namespace tessera::autograd {
 
 void not_differentiable(std::initializer_list<const char*> ops) {
   for (const char* op : ops) define_not_differentiable(op);
+}
+
+void with_inplace(const char* fn, const Derivative& d) {
+  define_derivative(fn, d);
+  define_derivative(std::string(fn) + "_", d);
 }
 
 void define_all_derivatives() {

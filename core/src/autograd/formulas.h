@@ -21,5 +21,10 @@ void define_nn_derivatives();
 
 /// Marks each op named not differentiable.
 void not_differentiable(std::initializer_list<const char*> ops);
+/// Defines `fn` and its in-place variant `fn_` with the same rule (the engine
+/// saves a copy of self for in-place ops whose formula reads it).
+void with_inplace(const char* fn, const Derivative& d);
+/// "No gradient" for a slot.
+inline Tensor none() { return Tensor(); }
 
 }  // namespace tessera::autograd

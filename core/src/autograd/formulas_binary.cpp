@@ -9,13 +9,6 @@
 namespace tessera::autograd {
 namespace {
 using C = BackwardContext;
-Tensor none() { return Tensor(); }
-
-// Defines `fn` and `fn_` with the same rule.
-void with_inplace(const char* fn, const Derivative& d) {
-  define_derivative(fn, d);
-  define_derivative(std::string(fn) + "_", d);
-}
 
 // maximum/minimum: the gradient goes to the selected operand, split in half
 // on ties (as PyTorch). `other_wins` marks where the other operand is selected.

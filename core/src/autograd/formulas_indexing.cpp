@@ -9,7 +9,6 @@
 namespace tessera::autograd {
 namespace {
 using C = BackwardContext;
-Tensor none() { return Tensor(); }
 
 TensorOptions like(const Tensor& g) { return TensorOptions(g.scalar_type()).device(g.device()); }
 

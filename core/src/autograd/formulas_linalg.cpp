@@ -7,7 +7,6 @@
 namespace tessera::autograd {
 namespace {
 using C = BackwardContext;
-Tensor none() { return Tensor(); }
 
 // out = beta * self + alpha * mat1 @ mat2 (self broadcast; the engine sums its gradient down).
 Tensor maybe_mul(const Tensor& t, double s) { return s == 1.0 ? t : t * s; }

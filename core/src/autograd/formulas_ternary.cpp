@@ -9,12 +9,6 @@
 namespace tessera::autograd {
 namespace {
 using C = BackwardContext;
-Tensor none() { return Tensor(); }
-
-void with_inplace(const char* fn, const Derivative& d) {
-  define_derivative(fn, d);
-  define_derivative(std::string(fn) + "_", d);
-}
 
 // The saved optional tensor argument `arg`, or undefined for None.
 Tensor saved_opt(const C& c, int arg) { return c.is_none(arg) ? Tensor() : c.saved(arg); }

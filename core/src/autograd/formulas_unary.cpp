@@ -10,12 +10,6 @@ namespace tessera::autograd {
 namespace {
 using C = BackwardContext;
 
-// Defines `fn` and `fn_` with the same rule.
-void with_inplace(const char* fn, const Derivative& d) {
-  define_derivative(fn, d);
-  define_derivative(std::string(fn) + "_", d);
-}
-
 // The rule of an op whose formula reads self (argument 0).
 Derivative of_self(BackwardFormula f) { return {{0}, {0}, {}, f}; }
 // The rule of an op whose formula reads its result.

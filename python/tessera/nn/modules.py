@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import tessera
 from tessera._C import Tensor
-from tessera.autograd import no_grad
+from tessera.autograd import _zero_grads, no_grad
 from tessera.nn import functional as F
 
 __all__ = ["Parameter", "Module", "Linear", "Conv2d", "ReLU", "Sequential", "Dropout", "LayerNorm"]
@@ -174,13 +174,7 @@ class Module:
 
     def zero_grad(self, set_to_none=True):
         """Clears every parameter's .grad (to None, or to zeros in place)."""
-        for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:
-                p.grad.zero_()
+        _zero_grads(self.parameters(), set_to_none)
 
     # ---- state ----
 
