@@ -464,3 +464,36 @@ TEST(Gradcheck, CheckUndefinedGradSeesZeroOutputGradients) {
       [](const ag::variable_list& in) -> ag::variable_list { return {IgnoresItsGradient::apply(in[0])}; },
       {leaf({0.5})}, o));
 }
+
+namespace {
+Tensor call_unary(const Operator& op, const Tensor& x) {
+  const IValue args[1] = {IValue::of(x)};
+  Tensor out;
+  Frame f{args, 1, &out, 1};
+  Dispatcher::instance().call(op, f);
+  return out;
+}
+}  // namespace
+
+TEST(AutogradRules, OpsWithoutARuleAndBadRulesAreRefused) {
+  const Operator& op = Dispatcher::instance().declare_composite(
+      "autograd_test_identity(Tensor self) -> Tensor", 0,
+      [](const Operator&, DispatchKeySet, Frame& f, void*) { f.outputs[0] = f.args[0].tensor->clone(); });
+  Tensor x = leaf({1, 2});
+  EXPECT_FALSE(call_unary(op, x.detach()).requires_grad());  // no tensor requires grad: runs as usual
+  try {
+    call_unary(op, x);
+    ADD_FAILURE() << "no error";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("autograd_test_identity: has no derivative formula"), std::string::npos)
+        << e.what();
+  }
+  auto identity = [](ag::BackwardContext& c) -> ag::variable_list { return {c.grad()}; };
+  EXPECT_THROW(ag::define_derivative("autograd_test_identity", {{3}, {}, {}, identity}), ValueError);
+  EXPECT_THROW(ag::define_derivative("autograd_test_identity", {{0}, {}, {}, nullptr}), ValueError);
+  EXPECT_THROW(ag::define_derivative("no_such_op", {{0}, {}, {}, identity}), NotImplementedError);
+  ag::define_derivative("autograd_test_identity", {{0}, {}, {}, identity});
+  EXPECT_THROW(ag::define_not_differentiable("autograd_test_identity"), ValueError);  // one rule per op
+  call_unary(op, x).sum().backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{1, 1}));
+}
