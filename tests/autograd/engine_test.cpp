@@ -497,3 +497,31 @@ TEST(AutogradRules, OpsWithoutARuleAndBadRulesAreRefused) {
   call_unary(op, x).sum().backward();
   EXPECT_EQ(vals(x.grad()), (std::vector<double>{1, 1}));
 }
+
+namespace {
+struct WrongShape : ag::Function<WrongShape> {  // backward returns a gradient of the wrong shape
+  static Tensor forward(ag::AutogradContext*, const Tensor& x) { return x * 1; }
+  static ag::variable_list backward(ag::AutogradContext*, ag::variable_list) { return {ones({5}, kDouble)}; }
+};
+}  // namespace
+
+TEST(AutogradEngine, BadBackwardCallsAreRefusedWithClearErrors) {
+  Tensor x = leaf({1, 2});
+  Tensor plain = tensor({1.0, 2.0});
+  Tensor y = (x * 2).sum();
+  expect_autograd_error([&] { ag::backward({}); }, {"no tensors"});
+  expect_autograd_error([&] { plain.sum().backward(); }, {"does not require grad and has no grad_fn"});
+  expect_autograd_error([&] { ag::backward({y}, {tensor({1.0}), tensor({1.0})}); }, {"2 gradients for 1 tensors"});
+  expect_autograd_error([&] { ag::grad({y}, {plain}, {}, true); }, {"grad: input 0 does not require grad"});
+  expect_autograd_error([&] { ag::grad({y}, {}, {}, true); }, {"no inputs"});
+  expect_autograd_error([&] { y.backward({}, std::nullopt, false, {plain}); }, {"backward: input 0"});
+  expect_autograd_error([&] { WrongShape::apply(x).sum().backward(); }, {"shape [5]", "[2]"});
+  expect_autograd_error(
+      [&] {
+        ag::gradcheck([](const ag::variable_list& in) -> ag::variable_list { return {in[0] * 2}; },
+                      {tensor({1.0f}).requires_grad_()});
+      },
+      {"float32", "float64"});
+  (x * 3).sum().backward();  // the engine still works afterwards
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{3, 3}));
+}
