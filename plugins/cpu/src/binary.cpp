@@ -18,15 +18,31 @@ struct Binary {
   const DLTensor* self;
   const DLTensor* other;
   DLTensor* out;
+  bool dense;  // all three are dense row-major arrays (the float32 fast loops apply)
 };
 
-Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
+// The operands of a call that is not the usual one: each checked with a
+// message that says what is wrong.
+TSR_CPU_COLD Binary checked_binary_operands(const TsrKernelCall& call, TsrDType out_dtype) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
   const DLTensor& other = tensor_arg(call, 1, "other", call.dtype);
   DLTensor& out = output(call, 0, out_dtype >= 0 ? out_dtype : call.dtype);
-  check_same_shape(self, "self", out, "out");
-  check_same_shape(other, "other", out, "out");
-  return {&self, &other, &out};
+  return {&self, &other, &out, check_binary_shapes(self, other, out)};
+}
+
+inline Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
+  // The usual call, checked at once; anything else gets the detailed checks.
+  if (call.args != nullptr && call.num_args >= 2 && call.outputs != nullptr && call.num_outputs >= 1 &&
+      call.args[0].tag == TSR_VALUE_TENSOR && call.args[1].tag == TSR_VALUE_TENSOR) [[likely]] {
+    const DLDataType want = dlpack_dtype(call.dtype);
+    const DLTensor* self = call.args[0].as.tensor;
+    const DLTensor* other = call.args[1].as.tensor;
+    DLTensor* out = call.outputs;
+    if (plain_operand(self, want) & plain_operand(other, want) &
+        plain_operand(out, out_dtype >= 0 ? dlpack_dtype(out_dtype) : want)) [[likely]]
+      return {self, other, out, check_binary_shapes(*self, *other, *out)};
+  }
+  return checked_binary_operands(call, out_dtype);
 }
 
 [[noreturn]] TSR_CPU_COLD void float_alpha_for_integers(double alpha) {
@@ -77,8 +93,10 @@ void add_or_sub(const TsrKernelCall& call) {
       const C alpha = alpha_as<T>(call);
       if constexpr (std::is_same_v<T, float>) {
         if (alpha == 1.0f &&
-            dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain))
-          return;
+            ops.dense) {
+        dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain);
+        return;
+      }
       }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [alpha](T x, T y) -> T {
@@ -210,7 +228,10 @@ void mul_kernel(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       if constexpr (std::is_same_v<T, float>) {
-        if (dense_f32<DenseOp::Mul>(*ops.out, *ops.self, *ops.other, kGrain)) return;
+        if (ops.dense) {
+          dense_f32<DenseOp::Mul>(*ops.out, *ops.self, *ops.other, kGrain);
+          return;
+        }
       }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [](T x, T y) -> T { return T(C(x) * C(y)); });

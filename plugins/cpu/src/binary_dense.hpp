@@ -12,24 +12,12 @@ namespace tessera::cpu {
 
 enum class DenseOp { Add, Sub, Mul };
 
-namespace detail {
-inline bool dense_row_major(const DLTensor& t) {  // size-1 dims ignored
-  int64_t expected = 1;
-  for (int32_t d = t.ndim - 1; d >= 0; --d) {
-    if (t.shape[d] != 1 && t.strides[d] != expected) return false;
-    expected *= t.shape[d];
-  }
-  return true;
-}
-}  // namespace detail
-
-/// out = self op other when all three are dense float32 arrays of out's shape
-/// (out may be self or other: each element is read before it is written).
-/// Returns false, writing nothing, for any other layout. Same results as the
-/// generic loop (one IEEE operation per element).
+/// out = self op other for three dense float32 arrays of out's shape (the
+/// caller checked: check_binary_shapes); out may be self or other, as each
+/// element is read before it is written. Same results as the generic loop (one
+/// IEEE operation per element).
 template <DenseOp K>
-bool dense_f32(DLTensor& out, const DLTensor& self, const DLTensor& other, int64_t grain) {
-  if (!detail::dense_row_major(out) || !detail::dense_row_major(self) || !detail::dense_row_major(other)) return false;
+void dense_f32(DLTensor& out, const DLTensor& self, const DLTensor& other, int64_t grain) {
   const int64_t n = sdk::numel(out);
   float* o = reinterpret_cast<float*>(data_ptr(out));
   const float* x = reinterpret_cast<const float*>(data_ptr(self));
@@ -47,7 +35,6 @@ bool dense_f32(DLTensor& out, const DLTensor& self, const DLTensor& other, int64
   } else {
     parallel_for(n, grain, chunk);
   }
-  return true;
 }
 
 }  // namespace tessera::cpu

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <new>
+#include <cstring>
 #include <string>
 #include <type_traits>
 
@@ -260,6 +261,37 @@ namespace detail {
 
 inline void check_same_shape(const DLTensor& a, const char* a_name, const DLTensor& b, const char* b_name) {
   if (__builtin_expect(!same_shape(a, b), 0)) detail::shape_mismatch(a, a_name, b, b_name);
+}
+
+/// Whether t is a well-formed tensor of dtype `want` holding data: the test
+/// every operand of a call passes, done with few branches. A caller falls back
+/// to tensor_arg/output, whose finer checks say what is wrong, when it fails.
+inline bool plain_operand(const DLTensor* t, DLDataType want) {
+  if (t == nullptr) return false;
+  uint32_t got_bits, want_bits;
+  std::memcpy(&got_bits, &t->dtype, sizeof got_bits);
+  std::memcpy(&want_bits, &want, sizeof want_bits);
+  return (got_bits == want_bits) & (t->data != nullptr) & (t->ndim >= 0) &
+         ((t->ndim == 0) | ((t->shape != nullptr) & (t->strides != nullptr)));
+}
+
+/// Checks that self and other have out's shape (the kernel's contract for
+/// pointwise ops) and tells whether all three are dense row-major arrays
+/// (strides of size-1 dims ignored), in one pass over the dims: tiny ops run
+/// this on every call.
+inline bool check_binary_shapes(const DLTensor& self, const DLTensor& other, const DLTensor& out) {
+  if (__builtin_expect(self.ndim != out.ndim, 0)) detail::shape_mismatch(self, "self", out, "out");
+  if (__builtin_expect(other.ndim != out.ndim, 0)) detail::shape_mismatch(other, "other", out, "out");
+  bool dense = true;
+  int64_t expected = 1;
+  for (int32_t d = out.ndim - 1; d >= 0; --d) {
+    const int64_t n = out.shape[d];
+    if (__builtin_expect(self.shape[d] != n, 0)) detail::shape_mismatch(self, "self", out, "out");
+    if (__builtin_expect(other.shape[d] != n, 0)) detail::shape_mismatch(other, "other", out, "out");
+    if (n != 1) dense &= (out.strides[d] == expected) & (self.strides[d] == expected) & (other.strides[d] == expected);
+    expected *= n;
+  }
+  return dense;
 }
 
 /// Rejects a scalar argument whose tag is not INT, FLOAT or BOOL.
