@@ -33,11 +33,50 @@ inline bool eligible(const DeviceTypeEntry& e, Device d, size_t nbytes) {
 /// The size actually allocated from the plugin for an eligible request.
 inline size_t rounded(size_t nbytes) { return (nbytes + kGranule - 1) & ~(kGranule - 1); }
 
+// The per-thread cache, in the header so take/give inline into the
+// allocation and release paths of every op.
+struct Block {
+  void* ptr;
+  PluginRecord* plugin;  // an owned reference
+};
+struct Cache {
+  Block blocks[kMaxTypes][kClasses][kPerClass];
+  uint8_t count[kMaxTypes][kClasses] = {};
+  ~Cache();  // returns the blocks to their plugins
+};
+// Plain thread_locals (one %fs-relative load each); the cache itself is on the
+// heap so the static TLS block stays small for a libtessera loaded by dlopen.
+enum class State : unsigned char { Fresh, Alive, Dead };
+extern thread_local Cache* tls_cache __attribute__((tls_model("initial-exec")));
+extern thread_local State tls_state __attribute__((tls_model("initial-exec")));
+/// The thread's cache, created on first use; null once the thread is exiting.
+Cache* create_cache() noexcept;
+
+inline int class_of(size_t nbytes) { return static_cast<int>(rounded(nbytes) / kGranule) - 1; }
+
 /// A cached block of this type and size class, with the plugin reference it
 /// holds moved into `owner`; null if none.
-void* take(DeviceTypeId type, size_t nbytes, PluginRef& owner) noexcept;
+inline void* take(DeviceTypeId type, size_t nbytes, PluginRef& owner) noexcept {
+  Cache* c = tls_cache;
+  if (c == nullptr) return nullptr;
+  const int cls = class_of(nbytes);
+  uint8_t& n = c->count[type][cls];
+  if (n == 0) return nullptr;
+  const Block b = c->blocks[type][cls][--n];
+  owner = PluginRef(b.plugin, /*add_ref=*/false);  // adopt the cached reference
+  return b.ptr;
+}
+
 /// Caches a block with its plugin reference; false (and nothing taken) if the
 /// class is full or the thread is exiting.
-bool give(DeviceTypeId type, void* ptr, size_t nbytes, PluginRef& owner) noexcept;
+inline bool give(DeviceTypeId type, void* ptr, size_t nbytes, PluginRef& owner) noexcept {
+  Cache* c = tls_state == State::Alive ? tls_cache : create_cache();
+  if (c == nullptr) return false;
+  const int cls = class_of(nbytes);
+  uint8_t& n = c->count[type][cls];
+  if (n == kPerClass) return false;
+  c->blocks[type][cls][n++] = Block{ptr, owner.detach()};  // keep the reference, no atomic
+  return true;
+}
 
 }  // namespace tessera::small_blocks

@@ -46,15 +46,19 @@ void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
     : storage_(std::move(storage)), dtype_(dtype) {
-  set_dims(sizes, nullptr);
+  // One pass: sizes, row-major strides and numel (every output of every op comes here).
+  ndim_ = static_cast<int64_t>(sizes.size());
+  if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
   int64_t* st = dims_ + ndim_;
-  int64_t acc = 1;
+  int64_t acc = 1, numel = 1;
   for (int64_t i = ndim_ - 1; i >= 0; --i) {
+    const int64_t s = sizes[i];
+    dims_[i] = s;
     st[i] = acc;
-    acc *= dims_[i] > 1 ? dims_[i] : 1;
+    acc *= s > 1 ? s : 1;
+    numel *= s;
   }
-  numel_ = 1;
-  for (int64_t i = 0; i < ndim_; ++i) numel_ *= dims_[i];
+  numel_ = numel;
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
   inference_ = tls_local_dispatch_key_set().inference_mode;
