@@ -8,6 +8,7 @@
 #include "abi_bridge.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
+#include "pointwise_lane.h"
 #include "small_block_cache.h"
 
 namespace tessera {
@@ -61,7 +62,11 @@ Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
     if (s < 0) [[unlikely]] fail_negative_size(sizes);
     numel *= s;
   }
-  const DeviceTypeEntry& e = device_entry(device);
+  return allocate_contiguous(device_entry(device), device, sizes, numel, dtype);
+}
+
+Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel,
+                           ScalarType dtype) {
   if (device_registry::retired(device.type())) [[unlikely]] fail_retired(e, device);
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
   Storage storage;
@@ -148,27 +153,6 @@ void StructuredCall::add_data_dependent_output(ScalarType dtype) {
   ++num_outputs_;
 }
 
-namespace {
-DLDataType dl_dtype_of(ScalarType t) {
-  static constexpr DLDataType kTable[kNumScalarTypes] = {
-      {kDLBool, 8, 1},  {kDLUInt, 8, 1},   {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},
-      {kDLInt, 64, 1},  {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
-  return kTable[static_cast<int>(t)];
-}
-}  // namespace
-
-// Every tensor of a kernel call is on the call's device (the meta rule checked),
-// so the DLDevice is computed once per call in run().
-void StructuredCall::make_dl(const TensorImpl& t, DLTensor& dl) const {
-  dl.data = t.data();
-  dl.device = dl_device_;
-  dl.ndim = static_cast<int32_t>(t.dim());
-  dl.dtype = dl_dtype_of(t.dtype());
-  dl.shape = const_cast<int64_t*>(t.sizes_data());
-  dl.strides = const_cast<int64_t*>(t.strides_data());
-  dl.byte_offset = 0;
-}
-
 TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim,
                                      const int64_t* shape, DLTensor** out) {
   auto* c = reinterpret_cast<StructuredCall*>(handle);
@@ -185,7 +169,7 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
     for (int32_t d = 0; d < ndim; ++d)
       if (shape[d] < 0) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": negative size in shape");
     c->outputs_[index] = empty_on(IntArrayRef(shape, size_t(ndim)), c->out_dtypes_[index], c->device);
-    c->make_dl(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_outputs_[index]);
+    make_dl(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_device_, c->dl_outputs_[index]);
     *out = &c->dl_outputs_[index];
     return nullptr;
   } catch (const Error& e) {
@@ -225,9 +209,10 @@ void StructuredCall::fail_unset_argument() const {
   throw InternalError(detail::str(op_.name(), ": the meta rule left a kernel argument unset"));
 }
 
-void StructuredCall::fail_kernel(const DeviceTypeEntry& dev, const PluginKernel& k, TsrError* err) const {
-  throw_abi_error(err, detail::str(op_.name(), ": kernel of plugin '", k.plugin->name, "' for ", dev.name, "/",
-                                   dtype_name(dispatch_dtype), " failed; call: ", describe_call(op_, frame_)));
+void fail_plugin_kernel(const Operator& op, const Frame& frame, const DeviceTypeEntry& dev, const PluginKernel& k,
+                        ScalarType dtype, TsrError* err) {
+  throw_abi_error(err, detail::str(op.name(), ": kernel of plugin '", k.plugin->name, "' for ", dev.name, "/",
+                                   dtype_name(dtype), " failed; call: ", describe_call(op, frame)));
 }
 
 void StructuredCall::run() {
@@ -250,15 +235,13 @@ void StructuredCall::run() {
       const PluginKernel* k = find_plugin_kernel(op_, device.type(), dispatch_dtype);
       if (k == nullptr) [[unlikely]] fail_no_kernel(dev);
       if (Dispatcher::trace_enabled()) [[unlikely]] trace_kernel(dev, *k);
-      // A device without a DLPack type shows kernels kDLExtDev (0 is no DLPack type).
-      dl_device_ = DLDevice{dev.desc.dlpack_device_type ? static_cast<DLDeviceType>(dev.desc.dlpack_device_type) : kDLExtDev,
-                            device.index()};
+      dl_device_ = dl_device_of(dev, device.index());
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];
       if (set_mask_ != (1u << num_args_) - 1) [[unlikely]] fail_unset_argument();
       for (int i = 0; i < num_args_; ++i) {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
-          make_dl(*impls_[i], dl_args[i]);
+          make_dl(*impls_[i], dl_device_, dl_args[i]);
           values_[i].as.tensor = &dl_args[i];
         }
       }
@@ -266,7 +249,7 @@ void StructuredCall::run() {
         if (out_kind_[i] == 2) {
           dl_outs[i] = DLTensor{};
         } else {
-          make_dl(*outputs_[i].unsafeGetTensorImpl(), dl_outs[i]);
+          make_dl(*outputs_[i].unsafeGetTensorImpl(), dl_device_, dl_outs[i]);
         }
       }
       dl_outputs_ = dl_outs;
@@ -285,7 +268,7 @@ void StructuredCall::run() {
       call.allocate_output = &structured_allocate_output;
       TsrError* err = call_plugin([&] { return k->fn(&call); });
       dl_outputs_ = nullptr;
-      if (err != nullptr) [[unlikely]] fail_kernel(dev, *k, err);
+      if (err != nullptr) [[unlikely]] fail_plugin_kernel(op_, frame_, dev, *k, dispatch_dtype, err);
       for (int i = 0; i < num_outputs_; ++i) {
         if (out_kind_[i] == 2 && !outputs_[i].defined()) [[unlikely]] {
           throw InternalError(detail::str(op_.name(), ": kernel of plugin '", k->plugin->name, "' did not allocate output ", i));
@@ -306,6 +289,8 @@ void StructuredCall::run() {
 }
 
 void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void*) {
+  if (const PointwiseLane* lane = op.pointwise_lane()) [[likely]]
+    if (run_pointwise_lane(op, *lane, frame)) return;
   StructuredCall call(op, ks, frame);
   op.meta()(call);
   call.run();

@@ -146,14 +146,11 @@ class StructuredCall {
 
  private:
   friend TsrError* structured_allocate_output(TsrCallHandle, size_t, TsrDType, int32_t, const int64_t*, DLTensor**);
-  void make_dl(const TensorImpl& t, DLTensor& dl) const;
   [[noreturn]] void bad_tensor_arg(int i) const;
   // Error and trace paths, kept out of run()'s hot path.
   [[noreturn, gnu::cold, gnu::noinline]] void fail_data_dependent_on_no_storage(const DeviceTypeEntry& dev) const;
   [[noreturn, gnu::cold, gnu::noinline]] void fail_no_kernel(const DeviceTypeEntry& dev) const;
   [[noreturn, gnu::cold, gnu::noinline]] void fail_unset_argument() const;
-  [[noreturn, gnu::cold, gnu::noinline]] void fail_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k,
-                                                          TsrError* err) const;
   [[gnu::cold, gnu::noinline]] void trace_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k) const;
   void mark_set(int i) {
     set_mask_ |= 1u << i;
@@ -194,6 +191,31 @@ class StructuredCall {
 /// The generic backend kernel installed for every structured op.
 void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void* context);
 
+// ---- pieces of a plugin kernel call, shared with the pointwise lane ----
+
+/// The DLDevice kernels of this device type see (kDLExtDev for a type without a DLPack type).
+inline DLDevice dl_device_of(const DeviceTypeEntry& e, int32_t index) {
+  return DLDevice{e.desc.dlpack_device_type ? static_cast<DLDeviceType>(e.desc.dlpack_device_type) : kDLExtDev, index};
+}
+/// The DLTensor view of t (borrowing its sizes and strides) on the call's device.
+inline void make_dl(const TensorImpl& t, DLDevice device, DLTensor& dl) {
+  static constexpr DLDataType kDType[kNumScalarTypes] = {
+      {kDLBool, 8, 1},  {kDLUInt, 8, 1},   {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},
+      {kDLInt, 64, 1},  {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
+  dl.data = t.data();
+  dl.device = device;
+  dl.ndim = static_cast<int32_t>(t.dim());
+  dl.dtype = kDType[static_cast<int>(t.dtype())];
+  dl.shape = const_cast<int64_t*>(t.sizes_data());
+  dl.strides = const_cast<int64_t*>(t.strides_data());
+  dl.byte_offset = 0;
+}
+/// Throws the error a plugin kernel returned (taking ownership of err), naming the
+/// op, plugin, device type, dtype and the call.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_plugin_kernel(const Operator& op, const Frame& frame,
+                                                               const DeviceTypeEntry& dev, const PluginKernel& k,
+                                                               ScalarType dtype, TsrError* err);
+
 // ---- helpers shared by meta rules ----
 
 /// All tensor arguments are on one device (ValueError naming op, args, devices otherwise); returns it.
@@ -211,5 +233,8 @@ void check_writable(const Operator& op, const Tensor& t);
 
 /// Creates an uninitialized tensor on a device (used by rules and factories).
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// empty_on for a caller that knows `sizes` are valid (none negative) and
+/// `numel` is their product: `e` is device's entry.
+Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);
 
 }  // namespace tessera

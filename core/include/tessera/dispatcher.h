@@ -104,6 +104,7 @@ struct Schema {
 };
 
 class StructuredCall;
+struct PointwiseLane;  // core/src/pointwise_lane.h
 /// The shape/dtype rule of a structured op: checks arguments, decides output
 /// shapes and dtypes, the dispatch dtype, and the kernel arguments.
 using MetaFn = void (*)(StructuredCall& call);
@@ -129,6 +130,10 @@ class Operator {
   /// The op's autograd rule (opaque; core/src/autograd/rules.h). Lock-free.
   const void* autograd_rule() const { return autograd_rule_.load(std::memory_order_acquire); }
   void set_autograd_rule(const void* r) const { autograd_rule_.store(r, std::memory_order_release); }
+  /// For a pointwise structured op: what its unboxed fast lane needs (opaque;
+  /// core/src/pointwise_lane.h), or null. Set once, at declaration, before any call.
+  const PointwiseLane* pointwise_lane() const { return pointwise_lane_; }
+  void set_pointwise_lane(const PointwiseLane* lane) { pointwise_lane_ = lane; }
 
  private:
   friend class Dispatcher;
@@ -136,6 +141,7 @@ class Operator {
   uint32_t flags_;
   MetaFn meta_ = nullptr;
   const Operator* kernel_source_ = nullptr;
+  const PointwiseLane* pointwise_lane_ = nullptr;
   const KernelFunction* backend_default_ = nullptr;  // what backend slots hold unless overridden
   std::atomic<const KernelFunction*> table_[kNumDispatchKeys] = {};
   std::atomic<const void*> backend_kernels_[kMaxDeviceTypes] = {};

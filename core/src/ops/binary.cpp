@@ -7,6 +7,9 @@
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
+#include <functional>
+
+#include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
 #include "pointwise_util.h"
@@ -45,44 +48,21 @@ ScalarType compute_dtype(ScalarType common) {
 template <Binary K, bool InPlace>
 void binary_meta(StructuredCall& c);
 
-// The common case — same dtype, same shape, same device, no numbers, no special
-// dtype rule — skips promotion and broadcasting entirely. Returns false to take
-// the general path.
-template <Binary K, bool InPlace>
-bool binary_fast_path(StructuredCall& c, const Tensor& a, const Tensor& b) {
-  const TensorImpl* ia = a.unsafeGetTensorImpl();
-  const TensorImpl* ib = b.unsafeGetTensorImpl();
-  const ScalarType t = ia->dtype();
-  if (ib->dtype() != t || ia->device() != ib->device() || ia->is_wrapped_number() || ib->is_wrapped_number() ||
-      !ia->sizes().equals(ib->sizes()))
-    return false;
-  if constexpr (K == Binary::Add || K == Binary::Sub || K == Binary::Mul) {
-    if (t == kBool) return false;
-  } else if constexpr (K == Binary::Div || K == Binary::Atan2) {
-    if (!is_floating_type(t)) return false;
-  } else {
-    if (compute_dtype<K>(t) != t) return false;
+// The dtypes the op computes in unchanged (no promotion needed): its pointwise
+// lane takes same-dtype, same-shape calls in these.
+template <Binary K>
+PointwiseLane binary_lane() {
+  PointwiseLane lane;
+  lane.num_tensors = 2;
+  lane.trailing = K == Binary::Add || K == Binary::Sub ? PointwiseLane::Trailing::Alpha
+                  : K == Binary::Div                   ? PointwiseLane::Trailing::NoneOnly
+                                                       : PointwiseLane::Trailing::Nothing;
+  for (int d = 0; d < kNumScalarTypes; ++d) {
+    const auto t = static_cast<ScalarType>(d);
+    if (compute_dtype<K>(t) == t) lane.dtypes |= uint16_t(1u << d);
   }
-  if constexpr (InPlace) return false;
-  c.device = ia->device();
-  if constexpr (K == Binary::Add || K == Binary::Sub) {
-    const IValue& alpha = c.arg(2);
-    if (alpha.tag == IValue::Tag::Int) {
-      c.set_scalar(2, Scalar(alpha.i), t);
-    } else {
-      if (!is_floating_type(t)) return false;  // let the general path report it
-      c.set_scalar(2, alpha.to_scalar(), t);
-    }
-  }
-  if constexpr (K == Binary::Div) {
-    if (!c.arg(2).is_none()) return false;
-    c.set_none(2);
-  }
-  c.add_output_borrowed_shape(ia->sizes(), writes_bool(K) ? kBool : t);
-  c.set_tensor_borrowed(0, a);
-  c.set_tensor_borrowed(1, b);
-  c.dispatch_dtype = t;
-  return true;
+  lane.bool_result = writes_bool(K);
+  return lane;
 }
 
 [[noreturn, gnu::cold]] void refuse_dtype(StructuredCall& c, Binary k, ScalarType common) {
@@ -101,7 +81,6 @@ template <Binary K, bool InPlace>
 void binary_meta(StructuredCall& c) {
   const Tensor& a = c.tensor_arg(0);
   const Tensor& b = c.tensor_arg(1);
-  if (binary_fast_path<K, InPlace>(c, a, b)) return;
   c.device = common_device(c, {0, 1});
   const ScalarType common = result_type({a.unsafeGetTensorImpl(), b.unsafeGetTensorImpl()});
   ScalarType compute = common;
@@ -154,7 +133,12 @@ Dispatcher& D() { return Dispatcher::instance(); }
 
 #define TSR_BINARY_OP(fn, K, schema, inplace_schema)                                                  \
   const Operator& op_##fn() {                                                                         \
-    static const Operator& op = D().declare_structured(schema, kPointwise, &binary_meta<K, false>);   \
+    static const PointwiseLane lane = binary_lane<K>();                                               \
+    static const Operator& op = [] {                                                                  \
+      Operator& o = D().declare_structured(schema, kPointwise, &binary_meta<K, false>);                \
+      o.set_pointwise_lane(&lane);                                                                    \
+      return std::ref(o);                                                                             \
+    }();                                                                                              \
     return op;                                                                                        \
   }                                                                                                   \
   const Operator& op_##fn##_() {                                                                      \

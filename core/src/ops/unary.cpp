@@ -4,6 +4,9 @@
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
+#include <functional>
+
+#include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
 #include "pointwise_util.h"
@@ -80,13 +83,41 @@ void unary_meta(StructuredCall& c) {
 
 Dispatcher& D() { return Dispatcher::instance(); }
 
+// The pointwise lane of an op with no extra arguments: the input dtypes its
+// rule computes in unchanged (an op with extra arguments gets no lane).
+template <Rule R, Extra E>
+const PointwiseLane* unary_lane() {
+  if constexpr (E != Extra::None) {
+    return nullptr;
+  } else {
+    static const PointwiseLane lane = [] {
+      PointwiseLane l;
+      l.num_tensors = 1;
+      l.bool_result = R == Rule::ToBool;
+      for (int d = 0; d < kNumScalarTypes; ++d) {
+        const auto t = static_cast<ScalarType>(d);
+        const bool same = R == Rule::Float                               ? is_floating_type(t)
+                          : R == Rule::Numeric || R == Rule::Rounding || R == Rule::Square ? t != kBool
+                          : R == Rule::Bitwise                           ? !is_floating_type(t)
+                                                                         : true;  // Sign, ToBool
+        if (same) l.dtypes |= uint16_t(1u << d);
+      }
+      return l;
+    }();
+    return &lane;
+  }
+}
+
 }  // namespace
 
 // op_<fn>() and op_<fn>_(); ARGS / IARGS are the schemas' arguments after self.
 #define TSR_UNARY_FN(fn, R, E, ARGS)                                                                       \
   const Operator& op_##fn() {                                                                             \
-    static const Operator& op =                                                                           \
-        D().declare_structured(#fn "(Tensor self" ARGS ") -> Tensor", kPointwise, &unary_meta<R, E, false>); \
+    static const Operator& op = [] {                                                                      \
+      Operator& o = D().declare_structured(#fn "(Tensor self" ARGS ") -> Tensor", kPointwise, &unary_meta<R, E, false>); \
+      o.set_pointwise_lane(unary_lane<R, E>());                                                           \
+      return std::ref(o);                                                                                 \
+    }();                                                                                                  \
     return op;                                                                                            \
   }
 #define TSR_UNARY_OP(fn, R, E, ARGS)                                                                       \

@@ -1,0 +1,100 @@
+#include "pointwise_lane.h"
+
+#include <tessera/error.h>
+
+#include <string>
+
+#include "abi_bridge.h"
+#include "plugin_kernels.h"
+#include "structured.h"
+
+namespace tessera {
+
+namespace {
+// Lane calls have no data-dependent output; a kernel asking gets the error the
+// meta-rule path gives for the same mistake.
+TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, const int64_t*, DLTensor**) {
+  return make_host_error(TSR_ERROR_INVALID_ARGUMENT, "allocate_output: output " + std::to_string(index) +
+                                                         " is not a data-dependent output awaiting allocation");
+}
+}  // namespace
+
+bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+  const int n = lane.num_tensors;
+  if (frame.num_args != n + (lane.trailing != PointwiseLane::Trailing::Nothing) || frame.num_outputs < 1) return false;
+  const IValue* args = frame.args;
+  for (int i = 0; i < n; ++i)
+    if (args[i].tag != IValue::Tag::Tensor || !args[i].tensor->defined()) return false;
+  const TensorImpl* a = args[0].tensor->unsafeGetTensorImpl();
+  const ScalarType t = a->dtype();
+  if (!(lane.dtypes & (1u << static_cast<int>(t))) || a->is_wrapped_number() || a->numel() == 0) return false;
+  const Device device = a->device();
+  if (n == 2) {
+    const TensorImpl* b = args[1].tensor->unsafeGetTensorImpl();
+    if (b->dtype() != t || b->is_wrapped_number() || b->device() != device || !b->sizes().equals(a->sizes()))
+      return false;
+  }
+
+  TsrValue values[3];
+  for (int i = 0; i < n; ++i) values[i].tag = TSR_VALUE_TENSOR;
+  if (lane.trailing == PointwiseLane::Trailing::Alpha) {
+    // As the meta rule's set_scalar: BOOL, FLOAT or INT as the dtype wants;
+    // a float alpha for an integer dtype (an error) and bool alphas take the rule.
+    const IValue& alpha = args[n];
+    TsrValue& v = values[n];
+    if (alpha.tag == IValue::Tag::Int) {
+      if (t == kBool) {
+        v.tag = TSR_VALUE_BOOL;
+        v.as.b = alpha.i != 0;
+      } else if (is_floating_type(t)) {
+        v.tag = TSR_VALUE_FLOAT;
+        v.as.f = static_cast<double>(alpha.i);
+      } else {
+        v.tag = TSR_VALUE_INT;
+        v.as.i = alpha.i;
+      }
+    } else if (alpha.tag == IValue::Tag::Double && is_floating_type(t)) {
+      v.tag = TSR_VALUE_FLOAT;
+      v.as.f = alpha.d;
+    } else {
+      return false;
+    }
+  } else if (lane.trailing == PointwiseLane::Trailing::NoneOnly) {
+    if (!args[n].is_none()) return false;
+    values[n] = TsrValue{};
+  }
+
+  const DeviceTypeEntry& dev = device_entry(device);
+  if (dev.no_storage() || Dispatcher::trace_enabled()) return false;
+  const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
+  if (k == nullptr) return false;
+
+  Tensor out = allocate_contiguous(dev, device, a->sizes(), a->numel(), lane.bool_result ? kBool : t);
+  const DLDevice dl_device = dl_device_of(dev, device.index());
+  DLTensor dl_args[2];
+  DLTensor dl_out;
+  for (int i = 0; i < n; ++i) {
+    make_dl(*args[i].tensor->unsafeGetTensorImpl(), dl_device, dl_args[i]);
+    values[i].as.tensor = &dl_args[i];
+  }
+  make_dl(*out.unsafeGetTensorImpl(), dl_device, dl_out);
+  TsrKernelCall call;
+  call.struct_size = sizeof(TsrKernelCall);
+  call.op_name = op.kernel_source().name().c_str();
+  call.kernel_context = k->context;
+  call.device_index = device.index();
+  call.dtype = to_abi_dtype(t);
+  call.stream = nullptr;
+  call.args = values;
+  call.num_args = static_cast<size_t>(frame.num_args);
+  call.outputs = &dl_out;
+  call.num_outputs = 1;
+  call.handle = nullptr;
+  call.allocate_output = &lane_allocate_output;
+  TsrError* err = call_plugin([&] { return k->fn(&call); });
+  if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);
+  frame.outputs[0] = std::move(out);
+  return true;
+}
+
+}  // namespace tessera
