@@ -283,7 +283,9 @@ void Dispatcher::deregister_fallback(DispatchKey key) {
   retire_kernel(fallbacks_[static_cast<int>(key)].exchange(nullptr, std::memory_order_acq_rel));
 }
 
-DispatchKeySet compute_dispatch_keys(const Frame& frame) {
+namespace {
+// Inlined into Dispatcher::call: every boxed call computes its keys.
+[[gnu::always_inline]] inline DispatchKeySet dispatch_keys_of(const Frame& frame) {
   uint64_t bits = 0;
   for (int i = 0; i < frame.num_args; ++i) {
     const IValue& v = frame.args[i];
@@ -299,8 +301,11 @@ DispatchKeySet compute_dispatch_keys(const Frame& frame) {
   const LocalDispatchKeySet& tls = tls_local_dispatch_key_set();
   return (DispatchKeySet(bits) | tls.included) - tls.excluded;
 }
+}  // namespace
 
-void Dispatcher::call(const Operator& op, Frame& frame) const { redispatch(op, compute_dispatch_keys(frame), frame); }
+DispatchKeySet compute_dispatch_keys(const Frame& frame) { return dispatch_keys_of(frame); }
+
+void Dispatcher::call(const Operator& op, Frame& frame) const { redispatch(op, dispatch_keys_of(frame), frame); }
 
 void Dispatcher::redispatch(const Operator& op, DispatchKeySet ks, Frame& frame) const {
   const int bit = ks.highest();

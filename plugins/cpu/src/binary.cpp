@@ -30,7 +30,7 @@ TSR_CPU_COLD Binary checked_binary_operands(const TsrKernelCall& call, TsrDType 
   return {&self, &other, &out, check_binary_shapes(self, other, out)};
 }
 
-inline Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
+[[gnu::always_inline]] inline Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
   // The usual call, checked at once; anything else gets the detailed checks.
   if (call.args != nullptr && call.num_args >= 2 && call.outputs != nullptr && call.num_outputs >= 1 &&
       call.args[0].tag == TSR_VALUE_TENSOR && call.args[1].tag == TSR_VALUE_TENSOR) [[likely]] {

@@ -266,7 +266,7 @@ inline void check_same_shape(const DLTensor& a, const char* a_name, const DLTens
 /// Whether t is a well-formed tensor of dtype `want` holding data: the test
 /// every operand of a call passes, done with few branches. A caller falls back
 /// to tensor_arg/output, whose finer checks say what is wrong, when it fails.
-inline bool plain_operand(const DLTensor* t, DLDataType want) {
+[[gnu::always_inline]] inline bool plain_operand(const DLTensor* t, DLDataType want) {
   if (t == nullptr) return false;
   uint32_t got_bits, want_bits;
   std::memcpy(&got_bits, &t->dtype, sizeof got_bits);
@@ -279,7 +279,8 @@ inline bool plain_operand(const DLTensor* t, DLDataType want) {
 /// pointwise ops) and tells whether all three are dense row-major arrays
 /// (strides of size-1 dims ignored), in one pass over the dims: tiny ops run
 /// this on every call.
-inline bool check_binary_shapes(const DLTensor& self, const DLTensor& other, const DLTensor& out) {
+[[gnu::always_inline]] inline bool check_binary_shapes(const DLTensor& self, const DLTensor& other,
+                                                     const DLTensor& out) {
   if (__builtin_expect(self.ndim != out.ndim, 0)) detail::shape_mismatch(self, "self", out, "out");
   if (__builtin_expect(other.ndim != out.ndim, 0)) detail::shape_mismatch(other, "other", out, "out");
   bool dense = true;
