@@ -190,6 +190,8 @@ void retire_table(const BackendKernels* t) {
 }
 }  // namespace
 
+const KernelFunction* structured_kernel_function() { return &g_structured_kernel; }
+
 bool Dispatcher::trace_enabled() { return g_trace; }
 void Dispatcher::set_trace(bool on) { g_trace = on; }
 

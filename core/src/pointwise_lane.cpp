@@ -17,14 +17,19 @@ TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, c
   return make_host_error(TSR_ERROR_INVALID_ARGUMENT, "allocate_output: output " + std::to_string(index) +
                                                          " is not a data-dependent output awaiting allocation");
 }
-}  // namespace
-
-bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+// The frame holds the lane's arguments: its tensors (defined), then the trailing one.
+bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   const int n = lane.num_tensors;
   if (frame.num_args != n + (lane.trailing != PointwiseLane::Trailing::Nothing) || frame.num_outputs < 1) return false;
-  const IValue* args = frame.args;
   for (int i = 0; i < n; ++i)
-    if (args[i].tag != IValue::Tag::Tensor || !args[i].tensor->defined()) return false;
+    if (frame.args[i].tag != IValue::Tag::Tensor || !frame.args[i].tensor->defined()) return false;
+  return true;
+}
+
+// The lane proper, for a lane-shaped frame.
+bool run_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+  const int n = lane.num_tensors;
+  const IValue* args = frame.args;
   const TensorImpl* a = args[0].tensor->unsafeGetTensorImpl();
   const ScalarType t = a->dtype();
   if (!(lane.dtypes & (1u << static_cast<int>(t))) || a->is_wrapped_number() || a->numel() == 0) return false;
@@ -95,6 +100,25 @@ bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& fr
   if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);
   frame.outputs[0] = std::move(out);
   return true;
+}
+
+}  // namespace
+
+bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+  return lane_shaped(lane, frame) && run_lane(op, lane, frame);
+}
+
+bool dispatch_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+  if (!lane_shaped(lane, frame)) return false;
+  // The kernel Dispatcher::call would pick: the keys are the tensors' (the
+  // trailing argument is a number or None) with the thread's included and
+  // excluded keys; only the op's structured kernel leads to the lane.
+  uint64_t bits = frame.args[0].tensor->unsafeGetTensorImpl()->key_set().raw();
+  if (lane.num_tensors == 2) bits |= frame.args[1].tensor->unsafeGetTensorImpl()->key_set().raw();
+  const LocalDispatchKeySet& tls = tls_local_dispatch_key_set();
+  const int bit = ((DispatchKeySet(bits) | tls.included) - tls.excluded).highest();
+  if (bit < 0 || op.kernel_for(bit) != structured_kernel_function()) return false;
+  return run_lane(op, lane, frame);
 }
 
 }  // namespace tessera

@@ -33,4 +33,10 @@ struct PointwiseLane {
 /// kernel's error becomes (the same message as the meta-rule path).
 bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame);
 
+/// The C++ API's entry (ops::call): makes Dispatcher::call's choice of kernel
+/// for the frame without boxing overhead, and when that is the op's structured
+/// kernel runs the lane as run_pointwise_lane would. False, having done
+/// nothing, when the call goes elsewhere (autograd, another kernel, no lane).
+bool dispatch_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame);
+
 }  // namespace tessera

@@ -22,8 +22,8 @@ Cache::~Cache() {
   }
 }
 
-thread_local Cache* tls_cache __attribute__((tls_model("initial-exec"))) = nullptr;
-thread_local State tls_state __attribute__((tls_model("initial-exec"))) = State::Fresh;
+constinit thread_local Cache* tls_cache __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local State tls_state __attribute__((tls_model("initial-exec"))) = State::Fresh;
 
 namespace {
 struct Owner {

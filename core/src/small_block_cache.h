@@ -47,8 +47,8 @@ struct Cache {
 // Plain thread_locals (one %fs-relative load each); the cache itself is on the
 // heap so the static TLS block stays small for a libtessera loaded by dlopen.
 enum class State : unsigned char { Fresh, Alive, Dead };
-extern thread_local Cache* tls_cache __attribute__((tls_model("initial-exec")));
-extern thread_local State tls_state __attribute__((tls_model("initial-exec")));
+extern constinit thread_local Cache* tls_cache __attribute__((tls_model("initial-exec")));
+extern constinit thread_local State tls_state __attribute__((tls_model("initial-exec")));
 /// The thread's cache, created on first use; null once the thread is exiting.
 Cache* create_cache() noexcept;
 

@@ -190,6 +190,9 @@ class StructuredCall {
 
 /// The generic backend kernel installed for every structured op.
 void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void* context);
+/// The KernelFunction (run_structured) that structured ops' backend slots hold
+/// unless a kernel was registered over it.
+const KernelFunction* structured_kernel_function();
 
 // ---- pieces of a plugin kernel call, shared with the pointwise lane ----
 

@@ -7,6 +7,8 @@
 
 #include <tessera/dispatcher.h>
 
+#include "../pointwise_lane.h"
+
 #include <initializer_list>
 
 namespace tessera::ops {
@@ -67,6 +69,8 @@ template <size_t N>
 inline Tensor call(const Operator& op, const IValue (&args)[N]) {
   Tensor out;
   Frame frame{args, static_cast<int>(N), &out, 1};
+  if (const PointwiseLane* lane = op.pointwise_lane())
+    if (dispatch_pointwise_lane(op, *lane, frame)) return out;
   Dispatcher::instance().call(op, frame);
   return out;
 }
