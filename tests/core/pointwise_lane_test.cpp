@@ -194,3 +194,35 @@ TEST(PointwiseLane, ZeroSizeAndMetaTensorsTakeTheMetaRule) {
   EXPECT_EQ(r.device(), m.device());
   EXPECT_EQ(r.sizes().vec(), (std::vector<int64_t>{2, 3}));
 }
+
+namespace {
+int g_override_calls = 0;
+// Stands in for a user's kernel over the CPU slot of mul: doubles the product.
+void doubled_mul(const Operator&, DispatchKeySet, Frame& frame, void*) {
+  ++g_override_calls;
+  const std::vector<double> a = frame.args[0].tensor->to_vector<double>();
+  const std::vector<double> b = frame.args[1].tensor->to_vector<double>();
+  std::vector<double> r(a.size());
+  for (size_t i = 0; i < r.size(); ++i) r[i] = 2 * a[i] * b[i];  // not through mul: that would recurse
+  frame.outputs[0] = tensor(ArrayRef<double>(r)).to(frame.args[0].tensor->scalar_type());
+}
+}  // namespace
+
+TEST(PointwiseLane, AKernelRegisteredOverTheBackendSlotWinsOverTheLane) {
+  auto& d = Dispatcher::instance();
+  Operator& mul_op = d.get("mul");
+  const Tensor a = tensor({1.0f, 2.0f}), b = tensor({3.0f, 4.0f});
+  const int cpu_bit = a.device().type();
+  d.register_kernel(mul_op, cpu_bit, {&doubled_mul, nullptr, "test:doubled-mul"});
+  g_override_calls = 0;
+  EXPECT_EQ(mul(a, b).to_vector<float>(), (std::vector<float>{6, 16}));  // the C++ API's entry
+  Tensor out;
+  const IValue args[2] = {IValue::of(a), IValue::of(b)};
+  Frame frame{args, 2, &out, 1};
+  d.call(mul_op, frame);  // the boxed entry
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{6, 16}));
+  EXPECT_EQ(g_override_calls, 2);
+  d.deregister_kernel(mul_op, cpu_bit);
+  EXPECT_EQ(mul(a, b).to_vector<float>(), (std::vector<float>{3, 8}));  // back to the structured kernel
+  EXPECT_EQ(g_override_calls, 2);
+}
