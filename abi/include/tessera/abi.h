@@ -327,7 +327,7 @@ typedef struct TsrKernelCall {
    */
   DLTensor* outputs;
   size_t num_outputs;
-  /** Opaque; pass to allocate_output. */
+  /** Opaque, possibly NULL (a call with no data-dependent output); pass to allocate_output. */
   TsrCallHandle handle;
   /**
    * Allocates output `index` (< num_outputs) with the given dtype and shape
