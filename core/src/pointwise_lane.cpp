@@ -83,20 +83,8 @@ bool run_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
     values[i].as.tensor = &dl_args[i];
   }
   make_dl(*out.unsafeGetTensorImpl(), dl_device, dl_out);
-  TsrKernelCall call;
-  call.struct_size = sizeof(TsrKernelCall);
-  call.op_name = op.kernel_source().name().c_str();
-  call.kernel_context = k->context;
-  call.device_index = device.index();
-  call.dtype = to_abi_dtype(t);
-  call.stream = nullptr;
-  call.args = values;
-  call.num_args = static_cast<size_t>(frame.num_args);
-  call.outputs = &dl_out;
-  call.num_outputs = 1;
-  call.handle = nullptr;
-  call.allocate_output = &lane_allocate_output;
-  TsrError* err = call_plugin([&] { return k->fn(&call); });
+  TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, static_cast<size_t>(frame.num_args), &dl_out,
+                                     1, nullptr, &lane_allocate_output);
   if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);
   frame.outputs[0] = std::move(out);
   return true;

@@ -253,20 +253,9 @@ void StructuredCall::run() {
         }
       }
       dl_outputs_ = dl_outs;
-      TsrKernelCall call;
-      call.struct_size = sizeof(TsrKernelCall);
-      call.op_name = op_.kernel_source().name().c_str();
-      call.kernel_context = k->context;
-      call.device_index = device.index();
-      call.dtype = to_abi_dtype(dispatch_dtype);
-      call.stream = nullptr;
-      call.args = values_;
-      call.num_args = static_cast<size_t>(num_args_);
-      call.outputs = dl_outs;
-      call.num_outputs = static_cast<size_t>(num_outputs_);
-      call.handle = reinterpret_cast<TsrCallHandle>(this);
-      call.allocate_output = &structured_allocate_output;
-      TsrError* err = call_plugin([&] { return k->fn(&call); });
+      TsrError* err = call_plugin_kernel(op_, *k, device.index(), dispatch_dtype, values_, static_cast<size_t>(num_args_),
+                                         dl_outs, static_cast<size_t>(num_outputs_),
+                                         reinterpret_cast<TsrCallHandle>(this), &structured_allocate_output);
       dl_outputs_ = nullptr;
       if (err != nullptr) [[unlikely]] fail_plugin_kernel(op_, frame_, dev, *k, dispatch_dtype, err);
       for (int i = 0; i < num_outputs_; ++i) {

@@ -11,7 +11,9 @@
 #include <tessera/abi.h>
 #include <tessera/dispatcher.h>
 
+#include "abi_bridge.h"
 #include "device_registry.h"
+#include "plugin_kernels.h"
 
 #include <new>
 #include <utility>
@@ -212,6 +214,27 @@ inline void make_dl(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   dl.shape = const_cast<int64_t*>(t.sizes_data());
   dl.strides = const_cast<int64_t*>(t.strides_data());
   dl.byte_offset = 0;
+}
+/// Calls plugin kernel k for `op` on device index `device_index` with dispatch
+/// dtype `dtype` (arguments and outputs borrowed for the call); returns the
+/// kernel's error, owned by the caller, or null.
+inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, int32_t device_index, ScalarType dtype,
+                                    const TsrValue* args, size_t num_args, DLTensor* outputs, size_t num_outputs,
+                                    TsrCallHandle handle, decltype(TsrKernelCall::allocate_output) allocate_output) {
+  TsrKernelCall call;
+  call.struct_size = sizeof(TsrKernelCall);
+  call.op_name = op.kernel_source().name().c_str();
+  call.kernel_context = k.context;
+  call.device_index = device_index;
+  call.dtype = to_abi_dtype(dtype);
+  call.stream = nullptr;
+  call.args = args;
+  call.num_args = num_args;
+  call.outputs = outputs;
+  call.num_outputs = num_outputs;
+  call.handle = handle;
+  call.allocate_output = allocate_output;
+  return call_plugin([&] { return k.fn(&call); });
 }
 /// Throws the error a plugin kernel returned (taking ownership of err), naming the
 /// op, plugin, device type, dtype and the call.
