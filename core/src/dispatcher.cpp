@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "device_registry.h"
+#include "local_keys.h"
 #include "plugin_kernels.h"
 #include "structured.h"
 
@@ -44,11 +45,11 @@ std::string to_string(DispatchKeySet ks) {
   return s + "]";
 }
 
-LocalDispatchKeySet& tls_local_dispatch_key_set() {
-  // initial-exec: read on every dispatch, so no __tls_get_addr call.
-  static thread_local LocalDispatchKeySet local __attribute__((tls_model("initial-exec")));
-  return local;
-}
+// initial-exec: read on every dispatch, so no __tls_get_addr call; constinit:
+// no TLS-init check where core/src/local_keys.h reads it inline.
+constinit thread_local LocalDispatchKeySet g_local_keys __attribute__((tls_model("initial-exec")));
+
+LocalDispatchKeySet& tls_local_dispatch_key_set() { return g_local_keys; }
 
 IncludeDispatchKeyGuard::IncludeDispatchKeyGuard(DispatchKeySet ks) {
   auto& tls = tls_local_dispatch_key_set();

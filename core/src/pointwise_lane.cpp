@@ -5,6 +5,7 @@
 #include <string>
 
 #include "abi_bridge.h"
+#include "local_keys.h"
 #include "plugin_kernels.h"
 #include "structured.h"
 
@@ -27,7 +28,7 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
 }
 
 // The lane proper, for a lane-shaped frame.
-bool run_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
+[[gnu::always_inline]] inline bool run_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
   const int n = lane.num_tensors;
   const IValue* args = frame.args;
   const TensorImpl* a = args[0].tensor->unsafeGetTensorImpl();
@@ -103,7 +104,7 @@ bool dispatch_pointwise_lane(const Operator& op, const PointwiseLane& lane, Fram
   // excluded keys; only the op's structured kernel leads to the lane.
   uint64_t bits = frame.args[0].tensor->unsafeGetTensorImpl()->key_set().raw();
   if (lane.num_tensors == 2) bits |= frame.args[1].tensor->unsafeGetTensorImpl()->key_set().raw();
-  const LocalDispatchKeySet& tls = tls_local_dispatch_key_set();
+  const LocalDispatchKeySet& tls = local_keys();
   const int bit = ((DispatchKeySet(bits) | tls.included) - tls.excluded).highest();
   if (bit < 0 || op.kernel_for(bit) != structured_kernel_function()) return false;
   return run_lane(op, lane, frame);

@@ -1,6 +1,7 @@
 #include <tessera/error.h>
 #include <tessera/tensor_impl.h>
 
+#include "local_keys.h"
 #include "object_pool.h"
 
 namespace tessera {
@@ -61,7 +62,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
   numel_ = numel;
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
-  inference_ = tls_local_dispatch_key_set().inference_mode;
+  inference_ = local_keys().inference_mode;
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
@@ -69,7 +70,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, Int
   set_dims(sizes, strides.data());
   refresh();
   key_set_ = DispatchKeySet::backend(storage_->device().type());
-  inference_ = tls_local_dispatch_key_set().inference_mode;
+  inference_ = local_keys().inference_mode;
 }
 
 void TensorImpl::refresh() {
