@@ -203,8 +203,11 @@ TSR_VM_INLINE T log(T x) {
   // no 64-bit arithmetic shift).
   constexpr I kSqrtHalfBits = sizeof(T) == 4 ? I(0x3f3504f3) : I(0x3fe6a09e667f3bcdLL);
   constexpr I kOffset = sizeof(T) == 4 ? I(128) : I(1024);
-  const I e = static_cast<I>(static_cast<U>(bits - kSqrtHalfBits + (kOffset << C::kMantBits)) >> C::kMantBits) - kOffset;
-  const T m = bit_cast<T>(static_cast<I>(bits - static_cast<I>(static_cast<U>(e) << C::kMantBits)));
+  // (Unsigned arithmetic: for negative x, whose log is NaN anyway, the signed
+  // form would overflow.)
+  const I e = static_cast<I>((static_cast<U>(bits) - static_cast<U>(kSqrtHalfBits) +
+                              (static_cast<U>(kOffset) << C::kMantBits)) >> C::kMantBits) - kOffset;
+  const T m = bit_cast<T>(static_cast<I>(static_cast<U>(bits) - (static_cast<U>(e) << C::kMantBits)));
   const T ef = from_int<T>(e) - select(tiny, T(C::kMantBits), T(0));
   // log(m) = 2 atanh(s), s = (m-1)/(m+1), |s| <= 0.1716: 1 + z/3 + z^2/5 + ...
   const T f = m - T(1);  // exact
