@@ -10,6 +10,7 @@
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
 #include "small_block_cache.h"
+#include "tensor_cache.h"
 
 namespace tessera {
 
@@ -77,7 +78,11 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
     void* ptr = nullptr;
     PluginRef owner;
     const bool small = small_blocks::eligible(e, device, nbytes);
-    if (small) ptr = small_blocks::take(device.type(), nbytes, owner);
+    if (small) {
+      if (TensorImpl* kept = TensorCache::reuse(device.type(), nbytes, sizes, numel, dtype))
+        return Tensor(boost::intrusive_ptr<TensorImpl>(kept));
+      ptr = small_blocks::take(device.type(), nbytes, owner);
+    }
     if (ptr == nullptr) {
       const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
       TsrError* err =
@@ -87,6 +92,7 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
                                       std::move(owner)));
+    if (small) storage->set_recyclable();
   }
   return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes)));
 }

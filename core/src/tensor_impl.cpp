@@ -2,6 +2,7 @@
 #include <tessera/tensor_impl.h>
 
 #include "local_keys.h"
+#include "tensor_cache.h"
 #include "object_pool.h"
 
 namespace tessera {
@@ -45,24 +46,34 @@ void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
     for (int64_t i = 0; i < ndim_; ++i) dims_[ndim_ + i] = strides[i];
 }
 
-TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
-    : storage_(std::move(storage)), dtype_(dtype) {
+void TensorImpl::set_contiguous_dims(IntArrayRef sizes) {
   // One pass: sizes, row-major strides and numel (every output of every op comes here).
   ndim_ = static_cast<int64_t>(sizes.size());
   if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
   int64_t* st = dims_ + ndim_;
-  int64_t acc = 1, numel = 1;
+  int64_t acc = 1;
   for (int64_t i = ndim_ - 1; i >= 0; --i) {
     const int64_t s = sizes[i];
     dims_[i] = s;
     st[i] = acc;
     acc *= s > 1 ? s : 1;
-    numel *= s;
   }
+}
+
+TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
+    : storage_(std::move(storage)), dtype_(dtype) {
+  set_contiguous_dims(sizes);
+  int64_t numel = 1;
+  for (int64_t s : sizes) numel *= s;
   numel_ = numel;
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
   inference_ = local_keys().inference_mode;
+}
+
+void TensorImpl::on_last_release(const TensorImpl* p) noexcept {
+  auto* t = const_cast<TensorImpl*>(p);
+  if (!TensorCache::keep(t)) delete t;
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)

@@ -32,7 +32,12 @@ class RefCounted {
     // Acquire pairs with other owners' release decrements, so their writes to
     // the object happen before its destruction.
     if (r->refs_.load(std::memory_order_acquire) == 1 || r->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      delete p;
+      // A class may take its dead objects back for reuse (TensorImpl does).
+      if constexpr (requires { Derived::on_last_release(p); }) {
+        Derived::on_last_release(p);
+      } else {
+        delete p;
+      }
     }
   }
 
@@ -41,6 +46,9 @@ class RefCounted {
   RefCounted(const RefCounted&) : refs_(0) {}
   RefCounted& operator=(const RefCounted&) { return *this; }
   ~RefCounted() = default;
+  /// For an object taken back by on_last_release and handed out again: the
+  /// count reads as a newborn's.
+  void reset_ref_count() noexcept { refs_.store(0, std::memory_order_relaxed); }
 
  private:
   mutable std::atomic<uint32_t> refs_{0};

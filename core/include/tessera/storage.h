@@ -58,6 +58,17 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
+  /// Core-internal: a block from the per-thread small-block cache, which may go
+  /// back to a tensor cache with its tensor (core/src/tensor_cache.h).
+  bool recyclable() const { return recyclable_; }
+  void set_recyclable() { recyclable_ = true; }
+  /// Core-internal, for a storage handed out again by the tensor cache: its
+  /// size (same size class) and a fresh version counter.
+  void reuse(size_t nbytes) {
+    nbytes_ = nbytes;
+    version_.store(0, std::memory_order_relaxed);
+  }
+
  private:
   void* data_;
   size_t nbytes_;
@@ -66,6 +77,7 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   void* deleter_context_;
   PluginRef owner_;
   bool read_only_;
+  bool recyclable_ = false;
   std::atomic<uint32_t> version_{0};
 };
 

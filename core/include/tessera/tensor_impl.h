@@ -37,6 +37,11 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
     if (autograd_meta_ != nullptr) [[unlikely]] autograd::destroy_autograd_meta(autograd_meta_);
   }
   TensorImpl(const TensorImpl&) = delete;
+  /// Called by the reference count when the last reference goes: a plain small
+  /// contiguous tensor that solely owns its storage is kept, with the storage,
+  /// for the next output of its size class on this thread
+  /// (core/src/tensor_cache.h); any other is deleted.
+  static void on_last_release(const TensorImpl* p) noexcept;
   TensorImpl& operator=(const TensorImpl&) = delete;
 
   IntArrayRef sizes() const { return IntArrayRef(dims_, static_cast<size_t>(ndim_)); }
@@ -78,7 +83,10 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   void set_view_base(boost::intrusive_ptr<TensorImpl> base) { view_base_ = std::move(base); }
 
  private:
+  friend class TensorCache;  // core/src/tensor_cache.cpp: resets a kept tensor for reuse
   void refresh();
+  // Sizes and row-major strides for a contiguous tensor (dims_ allocated if needed).
+  void set_contiguous_dims(IntArrayRef sizes);
   // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
   void set_dims(IntArrayRef sizes, const int64_t* strides);
   static constexpr int kInlineDims = 6;
