@@ -159,13 +159,14 @@ Schema Schema::parse(std::string_view text) {
 // ---------------------------------------------------------------------------
 // Dispatcher
 
-namespace {
-bool g_trace = [] {
+bool g_dispatch_trace = [] {
   const char* v = std::getenv("TESSERA_DISPATCH_TRACE");
   return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
 }();
 
 const KernelFunction g_structured_kernel{&run_structured, nullptr, "structured"};
+
+namespace {
 
 // Kernel entries and tables replaced while other threads may still be reading
 // them are kept here rather than freed (lock-free readers hold no reference).
@@ -191,10 +192,8 @@ void retire_table(const BackendKernels* t) {
 }
 }  // namespace
 
-const KernelFunction* structured_kernel_function() { return &g_structured_kernel; }
-
-bool Dispatcher::trace_enabled() { return g_trace; }
-void Dispatcher::set_trace(bool on) { g_trace = on; }
+bool Dispatcher::trace_enabled() { return g_dispatch_trace; }
+void Dispatcher::set_trace(bool on) { g_dispatch_trace = on; }
 
 struct Dispatcher::State {
   mutable std::mutex mutex;
@@ -317,7 +316,7 @@ void Dispatcher::redispatch(const Operator& op, DispatchKeySet ks, Frame& frame)
     k = bit >= 0 ? fallbacks_[bit].load(std::memory_order_acquire) : nullptr;
     if (k == nullptr) no_kernel(op, ks, bit, frame);
   }
-  if (g_trace) [[unlikely]] {
+  if (g_dispatch_trace) [[unlikely]] {
     std::fprintf(stderr, "[tessera dispatch] %s keys=%s -> %s (%s)\n", op.name().c_str(), to_string(ks).c_str(),
                  dispatch_key_name(bit).c_str(), k->label);
   }

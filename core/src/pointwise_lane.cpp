@@ -71,7 +71,7 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   }
 
   const DeviceTypeEntry& dev = device_entry(device);
-  if (dev.no_storage() || Dispatcher::trace_enabled()) return false;
+  if (dev.no_storage() || g_dispatch_trace) return false;
   const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
   if (k == nullptr) return false;
 

@@ -194,7 +194,10 @@ class StructuredCall {
 void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void* context);
 /// The KernelFunction (run_structured) that structured ops' backend slots hold
 /// unless a kernel was registered over it.
-const KernelFunction* structured_kernel_function();
+extern const KernelFunction g_structured_kernel;
+inline const KernelFunction* structured_kernel_function() { return &g_structured_kernel; }
+/// Dispatcher::trace_enabled(), read inline on hot paths.
+extern bool g_dispatch_trace;
 
 // ---- pieces of a plugin kernel call, shared with the pointwise lane ----
 
