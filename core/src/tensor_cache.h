@@ -13,6 +13,10 @@
 
 #include <tessera/tensor_impl.h>
 
+#include "device_registry.h"
+#include "local_keys.h"
+#include "small_block_cache.h"
+
 namespace tessera {
 
 class TensorCache {
@@ -25,6 +29,55 @@ class TensorCache {
   /// count zero; null if none. The caller checked the type is not retired.
   static TensorImpl* reuse(DeviceTypeId type, size_t nbytes, IntArrayRef sizes, int64_t numel,
                            ScalarType dtype) noexcept;
+
+  // The per-thread slots, in the header so keep/reuse inline into the release
+  // and allocation paths.
+  struct Slots {
+    TensorImpl* kept[small_blocks::kMaxTypes][small_blocks::kClasses][small_blocks::kPerClass];
+    uint8_t count[small_blocks::kMaxTypes][small_blocks::kClasses] = {};
+  };
+  enum class State : unsigned char { Fresh, Alive, Dead };
+  static constinit thread_local Slots* tls_slots __attribute__((tls_model("initial-exec")));
+  static constinit thread_local State tls_state __attribute__((tls_model("initial-exec")));
+  /// The thread's slots, created on first use; null once the thread is exiting.
+  static Slots* create_slots() noexcept;
 };
+
+inline bool TensorCache::keep(TensorImpl* t) noexcept {
+  StorageImpl* s = t->storage_.get();
+  if (s == nullptr || !s->recyclable() || s->use_count() != 1 || t->autograd_meta_ != nullptr ||
+      t->view_base_ != nullptr || t->dims_ != t->inline_dims_)
+    return false;
+  const DeviceTypeId type = s->device().type();
+  if (device_registry::retired(type)) return false;
+  Slots* slots = tls_state == State::Alive ? tls_slots : create_slots();
+  if (slots == nullptr) return false;
+  const int cls = small_blocks::class_of(s->nbytes());
+  uint8_t& n = slots->count[type][cls];
+  if (n == small_blocks::kPerClass) return false;
+  slots->kept[type][cls][n++] = t;
+  return true;
+}
+
+inline TensorImpl* TensorCache::reuse(DeviceTypeId type, size_t nbytes, IntArrayRef sizes, int64_t numel,
+                                      ScalarType dtype) noexcept {
+  Slots* slots = tls_slots;
+  if (slots == nullptr || sizes.size() > size_t(TensorImpl::kInlineDims)) return nullptr;
+  const int cls = small_blocks::class_of(nbytes);
+  uint8_t& n = slots->count[type][cls];
+  if (n == 0) return nullptr;
+  TensorImpl* t = slots->kept[type][cls][--n];
+  t->reset_ref_count();
+  t->storage_->reuse(nbytes);
+  t->set_contiguous_dims(sizes);
+  t->numel_ = numel;
+  t->offset_ = 0;
+  t->dtype_ = dtype;
+  t->key_set_ = DispatchKeySet::backend(type);
+  t->is_contiguous_ = true;
+  t->wrapped_number_ = false;
+  t->inference_ = local_keys().inference_mode;
+  return t;
+}
 
 }  // namespace tessera

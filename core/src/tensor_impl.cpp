@@ -46,20 +46,6 @@ void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
     for (int64_t i = 0; i < ndim_; ++i) dims_[ndim_ + i] = strides[i];
 }
 
-void TensorImpl::set_contiguous_dims(IntArrayRef sizes) {
-  // One pass: sizes, row-major strides and numel (every output of every op comes here).
-  ndim_ = static_cast<int64_t>(sizes.size());
-  if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
-  int64_t* st = dims_ + ndim_;
-  int64_t acc = 1;
-  for (int64_t i = ndim_ - 1; i >= 0; --i) {
-    const int64_t s = sizes[i];
-    dims_[i] = s;
-    st[i] = acc;
-    acc *= s > 1 ? s : 1;
-  }
-}
-
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
     : storage_(std::move(storage)), dtype_(dtype) {
   set_contiguous_dims(sizes);

@@ -85,8 +85,20 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
  private:
   friend class TensorCache;  // core/src/tensor_cache.cpp: resets a kept tensor for reuse
   void refresh();
-  // Sizes and row-major strides for a contiguous tensor (dims_ allocated if needed).
-  void set_contiguous_dims(IntArrayRef sizes);
+  // Sizes and row-major strides for a contiguous tensor (dims_ allocated if
+  // needed); inline: every new output runs it.
+  void set_contiguous_dims(IntArrayRef sizes) {
+    ndim_ = static_cast<int64_t>(sizes.size());
+    if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
+    int64_t* st = dims_ + ndim_;
+    int64_t acc = 1;
+    for (int64_t i = ndim_ - 1; i >= 0; --i) {
+      const int64_t s = sizes[i];
+      dims_[i] = s;
+      st[i] = acc;
+      acc *= s > 1 ? s : 1;
+    }
+  }
   // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
   void set_dims(IntArrayRef sizes, const int64_t* strides);
   static constexpr int kInlineDims = 6;
