@@ -73,14 +73,6 @@ ExcludeDispatchKeyGuard::~ExcludeDispatchKeyGuard() {
 // ---------------------------------------------------------------------------
 // IValue
 
-IValue IValue::of(const Scalar& s) {
-  switch (s.kind()) {
-    case Scalar::Kind::Bool: return of(s.to_bool());
-    case Scalar::Kind::Int: return of(s.to_long());
-    default: return of(s.to_double());
-  }
-}
-
 Scalar IValue::to_scalar() const {
   switch (tag) {
     case Tag::Int: return Scalar(i);

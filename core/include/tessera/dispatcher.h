@@ -46,7 +46,13 @@ struct IValue {
   static IValue of(std::string_view x) { IValue v; v.tag = Tag::String; v.str = {x.data(), x.size()}; return v; }
   static IValue of(Device x) { IValue v; v.tag = Tag::Device; v.device = x; return v; }
   static IValue of(ArrayRef<Tensor> x) { IValue v; v.tag = Tag::TensorList; v.tensors = {x.data(), x.size()}; return v; }
-  static IValue of(const Scalar& s);
+  static IValue of(const Scalar& s) {  // inline: every op with a Scalar argument boxes one
+    switch (s.kind()) {
+      case Scalar::Kind::Bool: return of(s.to_bool());
+      case Scalar::Kind::Int: return of(s.to_long());
+      default: return of(s.to_double());
+    }
+  }
   bool is_none() const { return tag == Tag::None; }
   bool is_tensor() const { return tag == Tag::Tensor; }
   IntArrayRef int_list() const { return IntArrayRef(ints.data, ints.size); }
