@@ -18,6 +18,7 @@ TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, c
   return make_host_error(TSR_ERROR_INVALID_ARGUMENT, "allocate_output: output " + std::to_string(index) +
                                                          " is not a data-dependent output awaiting allocation");
 }
+
 // The frame holds the lane's arguments: its tensors (defined), then the trailing one.
 bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   const int n = lane.num_tensors;

@@ -124,6 +124,18 @@ TEST(Errors, KernelThatForgetsItsDataDependentOutput) {
                                     {"nonzero", "depends on the data", "meta"});
 }
 
+TEST(Errors, AllocateOutputForAnOutputThatIsNotDataDependent) {
+  // Once through the pointwise lane (same dtype and shape), once through the
+  // meta rule (broadcasting): the same refusal either way.
+  const Device f = faulty();
+  const Tensor x = ones({2}, TensorOptions().device(f)), y = ones({1}, TensorOptions().device(f));
+  for (const Tensor* other : {&x, &y}) {
+    expect_error<ValueError>([&] { sub(x, *other); },
+                             {"sub", "plugin 'faulty'", "allocate_output", "not a data-dependent output"});
+  }
+  EXPECT_EQ(ones({2}).sub(ones({2})).to_vector<float>(), (std::vector<float>{0, 0}));  // the core goes on
+}
+
 TEST(Errors, ReadOnlyAndUndefinedTensors) {
   expect_error<ValueError>([] { Tensor().sum(); }, {"undefined tensor"});
   expect_error<ValueError>([] { ones({2, 2}).item<float>(); }, {"item", "4 elements"});

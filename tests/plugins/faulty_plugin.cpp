@@ -7,7 +7,9 @@
 //                    violation the host must survive),
 //   nonzero float32  returns without allocating its data-dependent output,
 //   nonzero float64  asks allocate_output for a wrong dtype and returns the
-//                    host's error (so the host's checks there are seen).
+//                    host's error (so the host's checks there are seen),
+//   sub     float32  asks allocate_output for its output, which is not
+//                    data-dependent, and returns the host's error.
 // Its shutdown sets TSRTEST_FAULTY_SHUTDOWN=1 so tests can see it ran.
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/plugin.hpp>
@@ -50,6 +52,11 @@ TsrError* nonzero_wrong_dtype_kernel(const TsrKernelCall* c) {
   DLTensor* out = nullptr;
   return c->allocate_output(c->handle, 0, TSR_DTYPE_FLOAT32, 2, shape, &out);  // nonzero's output is int64
 }
+TsrError* sub_kernel(const TsrKernelCall* c) {
+  const int64_t shape[1] = {2};
+  DLTensor* out = nullptr;
+  return c->allocate_output(c->handle, 0, TSR_DTYPE_FLOAT32, 1, shape, &out);  // sub's output is allocated already
+}
 
 void init(const tessera::sdk::Host& host, void**) {
   const TsrDeviceTypeDesc d = tsrtest::host_memory_device("faulty", 1001);
@@ -58,6 +65,7 @@ void init(const tessera::sdk::Host& host, void**) {
   host.register_kernel("fill_", "faulty", f32, &fill_kernel);
   host.register_kernel("add", "faulty", f32, &add_kernel);
   host.register_kernel("mul", "faulty", f32, &mul_kernel);
+  host.register_kernel("sub", "faulty", f32, &sub_kernel);
   host.register_kernel("neg", "faulty", f32, &neg_kernel);
   host.register_kernel("nonzero", "faulty", f32, &nonzero_kernel);
   host.register_kernel("nonzero", "faulty", TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64), &nonzero_wrong_dtype_kernel);
