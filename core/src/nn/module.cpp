@@ -63,39 +63,34 @@ void Module::visit(const std::string& prefix, bool recurse, F&& f) const {
   for (const auto& [name, child] : children_) child->visit(prefix + name + ".", true, f);
 }
 
+std::vector<std::pair<std::string, Tensor>> Module::named_slots(Slots Module::*which, bool recurse) const {
+  std::vector<std::pair<std::string, Tensor>> out;
+  std::unordered_set<const TensorImpl*> seen;
+  visit("", recurse, [&](const std::string& prefix, const Module& m) {
+    for (const auto& s : m.*which)
+      if (s->tensor.defined() && seen.insert(s->tensor.unsafeGetTensorImpl()).second)
+        out.emplace_back(prefix + s->name, s->tensor);
+  });
+  return out;
+}
+
+namespace {
+std::vector<Tensor> tensors_of(std::vector<std::pair<std::string, Tensor>> named) {
+  std::vector<Tensor> out;
+  out.reserve(named.size());
+  for (auto& [n, t] : named) out.push_back(std::move(t));
+  return out;
+}
+}  // namespace
+
 std::vector<std::pair<std::string, Tensor>> Module::named_parameters(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  std::unordered_set<const TensorImpl*> seen;
-  visit("", recurse, [&](const std::string& prefix, const Module& m) {
-    for (const auto& s : m.params_)
-      if (s->tensor.defined() && seen.insert(s->tensor.unsafeGetTensorImpl()).second)
-        out.emplace_back(prefix + s->name, s->tensor);
-  });
-  return out;
+  return named_slots(&Module::params_, recurse);
 }
-
-std::vector<Tensor> Module::parameters(bool recurse) const {
-  std::vector<Tensor> out;
-  for (auto& [n, t] : named_parameters(recurse)) out.push_back(std::move(t));
-  return out;
-}
-
+std::vector<Tensor> Module::parameters(bool recurse) const { return tensors_of(named_parameters(recurse)); }
 std::vector<std::pair<std::string, Tensor>> Module::named_buffers(bool recurse) const {
-  std::vector<std::pair<std::string, Tensor>> out;
-  std::unordered_set<const TensorImpl*> seen;
-  visit("", recurse, [&](const std::string& prefix, const Module& m) {
-    for (const auto& s : m.buffers_)
-      if (s->tensor.defined() && seen.insert(s->tensor.unsafeGetTensorImpl()).second)
-        out.emplace_back(prefix + s->name, s->tensor);
-  });
-  return out;
+  return named_slots(&Module::buffers_, recurse);
 }
-
-std::vector<Tensor> Module::buffers(bool recurse) const {
-  std::vector<Tensor> out;
-  for (auto& [n, t] : named_buffers(recurse)) out.push_back(std::move(t));
-  return out;
-}
+std::vector<Tensor> Module::buffers(bool recurse) const { return tensors_of(named_buffers(recurse)); }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
 

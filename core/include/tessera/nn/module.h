@@ -158,13 +158,16 @@ class Module : public std::enable_shared_from_this<Module> {
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   template <typename F>
   void visit(const std::string& prefix, bool recurse, F&& f) const;
+  using Slots = std::vector<std::unique_ptr<Slot>>;
+  // named_parameters()/named_buffers(): the defined tensors of one slot list, once each.
+  std::vector<std::pair<std::string, Tensor>> named_slots(Slots Module::*which, bool recurse) const;
   void convert(const std::optional<Device>& device, const std::optional<ScalarType>& dtype);
 
   std::string type_name_;
   bool training_ = true;
   // unique_ptr: registration returns references that later registrations must not move.
-  std::vector<std::unique_ptr<Slot>> params_;
-  std::vector<std::unique_ptr<Slot>> buffers_;
+  Slots params_;
+  Slots buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
 };
 
