@@ -896,6 +896,73 @@ TEST_F(CpuPlugin, Sub) {
   }
 }
 
+// add, sub and mul enter through a float32 fast path for the usual call (dense
+// operands of one shape, alpha 1, small) and hand every other call to the
+// guarded general kernel. Both ways must give what float32 arithmetic gives,
+// whichever form alpha takes, and a call that only looks usual is still refused.
+TEST_F(CpuPlugin, Float32FastEntryAgreesWithPlainArithmetic) {
+  const TsrDType d = TSR_DTYPE_FLOAT32;
+  struct Alpha {
+    const char* label;
+    std::function<void(Call&)> put;
+    float value;
+  };
+  const std::vector<Alpha> alphas = {{"None", [](Call& c) { c.none(); }, 1.0f},
+                                     {"float 1", [](Call& c) { c.f(1.0); }, 1.0f},
+                                     {"int 1", [](Call& c) { c.i(1); }, 1.0f},
+                                     {"bool true", [](Call& c) { c.b(true); }, 1.0f},
+                                     {"float 2", [](Call& c) { c.f(2.0); }, 2.0f},
+                                     {"int -1", [](Call& c) { c.i(-1); }, -1.0f}};
+  for (const char* op : {"add", "sub", "mul"}) {
+    const bool is_mul = std::strcmp(op, "mul") == 0;
+    for (const Alpha& alpha : alphas) {
+      if (is_mul && &alpha != &alphas.front()) break;  // mul takes no alpha
+      SCOPED_TRACE(std::string(op) + ", alpha " + alpha.label);
+      // Every layout of binary_cases, then in place on a dense self.
+      std::vector<BinaryCase> cases = binary_cases(d);
+      Tensor self = make(d, {3, 5});
+      cases.push_back({"in place", self, make(d, {3, 5}), self});
+      for (BinaryCase& c : cases) {
+        SCOPED_TRACE(c.label);
+        fill_values(c.self, sample_values(d, false), 1);
+        fill_values(c.other, sample_values(d, false), 4);
+        std::vector<float> x, y;
+        for_each_index(c.out.shape, [&](const std::vector<int64_t>& idx) {
+          x.push_back(static_cast<float>(get(c.self, idx)));
+          y.push_back(static_cast<float>(get(c.other, idx)));
+        });
+        Call call(op, d);
+        call.in(c.self).in(c.other);
+        if (!is_mul) alpha.put(call);
+        ASSERT_TRUE(Ok(call.out(c.out).run()));
+        size_t i = 0;
+        int64_t bad = 0;
+        for_each_index(c.out.shape, [&](const std::vector<int64_t>& idx) {
+          // alpha is 1, 2 or -1: alpha * y is exact, so one rounding as the kernel.
+          const float want = is_mul ? x[i] * y[i] : op[0] == 'a' ? x[i] + alpha.value * y[i] : x[i] - alpha.value * y[i];
+          const double got = get(c.out, idx);
+          if (!same_value(got, static_cast<double>(want)) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": " << x[i] << " " << op << " " << y[i] << " gave " << got
+                          << ", want " << want;
+          ++i;
+        });
+      }
+    }
+  }
+  // Shaped like the usual call, but wrong: each is refused with what is wrong.
+  Tensor a = make(d, {4}), b = make(d, {4});
+  fill_values(a, {1});
+  fill_values(b, {2});
+  Failure f = take(Call("add", d).in(a).in(b).none().out(make(TSR_DTYPE_FLOAT64, {4})).run());
+  EXPECT_EQ(f.code, TSR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(f.message.find("'out' has dtype float64, expected float32"), std::string::npos) << f.message;
+  f = take(Call("mul", d).in(a).in(b).out(make(d, {5})).run());
+  EXPECT_EQ(f.code, TSR_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(f.message.find("shape [4]"), std::string::npos) << f.message;
+  f = take(Call("sub", d).in(a).in(b).out(make(d, {4})).run());  // alpha missing
+  EXPECT_NE(f.message.find("missing argument 'alpha'"), std::string::npos) << f.message;
+}
+
 TEST_F(CpuPlugin, Mul) {
   for (TsrDType d : kAllDtypes) {
     check_binary(

@@ -69,8 +69,10 @@ compute_t<T> alpha_as(const TsrKernelCall& call) {
   }
 }
 
+// The general path of add/sub: every dtype, layout and alpha, every check.
+// Out of line, so that the kernels' float32 fast path keeps a small frame.
 template <bool kSubtract>
-void add_or_sub(const TsrKernelCall& call) {
+[[gnu::noinline]] void add_or_sub(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -211,12 +213,8 @@ Rounding rounding_mode(const TsrKernelCall& call) {
   invalid(std::string("rounding_mode must be 'trunc', 'floor' or none, got '") + v.as.string + "'");
 }
 
-}  // namespace
-
-void add_kernel(const TsrKernelCall& call) { add_or_sub<false>(call); }
-void sub_kernel(const TsrKernelCall& call) { add_or_sub<true>(call); }
-
-void mul_kernel(const TsrKernelCall& call) {
+// The general path of mul (see add_or_sub).
+[[gnu::noinline]] void mul_general(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -237,6 +235,28 @@ void mul_kernel(const TsrKernelCall& call) {
                     [](T x, T y) -> T { return T(C(x) * C(y)); });
     }
   });
+}
+
+}  // namespace
+
+// Each kernel takes the usual dense float32 call straight through its fast
+// loop; everything else goes to the general path.
+void add_kernel(const TsrKernelCall& call) {
+  DenseF32Operands d;
+  if (dense_f32_operands(call, d) && unit_alpha(call)) [[likely]]
+    return dense_f32<DenseOp::Add>(d.o, d.x, d.y, d.n, kGrain);
+  add_or_sub<false>(call);
+}
+void sub_kernel(const TsrKernelCall& call) {
+  DenseF32Operands d;
+  if (dense_f32_operands(call, d) && unit_alpha(call)) [[likely]]
+    return dense_f32<DenseOp::Sub>(d.o, d.x, d.y, d.n, kGrain);
+  add_or_sub<true>(call);
+}
+void mul_kernel(const TsrKernelCall& call) {
+  DenseF32Operands d;
+  if (dense_f32_operands(call, d)) [[likely]] return dense_f32<DenseOp::Mul>(d.o, d.x, d.y, d.n, kGrain);
+  mul_general(call);
 }
 
 void div_kernel(const TsrKernelCall& call) {
@@ -401,9 +421,9 @@ void bits_kernel(const TsrKernelCall& call) {
 
 void register_binary_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
-      {"add", kAllMask, &kernel_entry<&add_kernel>},
-      {"sub", kNumericMask, &kernel_entry<&sub_kernel>},
-      {"mul", kAllMask, &kernel_entry<&mul_kernel>},
+      {"add", kAllMask, &dense_f32_entry<DenseOp::Add, true, &add_kernel>},
+      {"sub", kNumericMask, &dense_f32_entry<DenseOp::Sub, true, &sub_kernel>},
+      {"mul", kAllMask, &dense_f32_entry<DenseOp::Mul, false, &mul_kernel>},
       {"div", kNumericMask, &kernel_entry<&div_kernel>},
       {"remainder", kNumericMask, &kernel_entry<&remainder_kernel>},
       {"fmod", kNumericMask, &kernel_entry<&fmod_kernel>},

@@ -6,35 +6,122 @@
 #include "common.hpp"
 #include "parallel.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace tessera::cpu {
 
 enum class DenseOp { Add, Sub, Mul };
 
-/// out = self op other for three dense float32 arrays of out's shape (the
-/// caller checked: check_binary_shapes); out may be self or other, as each
-/// element is read before it is written. Same results as the generic loop (one
-/// IEEE operation per element).
+/// o = x op y over n elements of three dense float32 arrays; o may be x or y,
+/// as each element is read before it is written. Same results as the generic
+/// loop (one IEEE operation per element).
+template <DenseOp K>
+inline void dense_f32_chunk(float* o, const float* x, const float* y, int64_t begin, int64_t end) {
+#pragma GCC unroll 4
+  for (int64_t i = begin; i < end; ++i) {
+    if constexpr (K == DenseOp::Add) o[i] = x[i] + y[i];
+    if constexpr (K == DenseOp::Sub) o[i] = x[i] - y[i];
+    if constexpr (K == DenseOp::Mul) o[i] = x[i] * y[i];
+  }
+}
+
+// Out of line: keeps the thread-pool setup out of the small-size path's frame.
+template <DenseOp K>
+[[gnu::noinline]] void dense_f32_parallel(float* o, const float* x, const float* y, int64_t n, int64_t grain) {
+  parallel_for(n, grain, [o, x, y](int64_t begin, int64_t end) { dense_f32_chunk<K>(o, x, y, begin, end); });
+}
+
+template <DenseOp K>
+inline void dense_f32(float* o, const float* x, const float* y, int64_t n, int64_t grain) {
+  if (n > grain) return dense_f32_parallel<K>(o, x, y, n, grain);
+  dense_f32_chunk<K>(o, x, y, 0, n);
+}
+
+/// dense_f32 on three dense float32 tensors of out's shape (the caller checked:
+/// check_binary_shapes).
 template <DenseOp K>
 void dense_f32(DLTensor& out, const DLTensor& self, const DLTensor& other, int64_t grain) {
-  const int64_t n = sdk::numel(out);
-  float* o = reinterpret_cast<float*>(data_ptr(out));
-  const float* x = reinterpret_cast<const float*>(data_ptr(self));
-  const float* y = reinterpret_cast<const float*>(data_ptr(other));
-  const auto chunk = [o, x, y](int64_t begin, int64_t end) {
-#pragma GCC unroll 4
-    for (int64_t i = begin; i < end; ++i) {
-      if constexpr (K == DenseOp::Add) o[i] = x[i] + y[i];
-      if constexpr (K == DenseOp::Sub) o[i] = x[i] - y[i];
-      if constexpr (K == DenseOp::Mul) o[i] = x[i] * y[i];
+  dense_f32<K>(reinterpret_cast<float*>(data_ptr(out)), reinterpret_cast<const float*>(data_ptr(self)),
+               reinterpret_cast<const float*>(data_ptr(other)), sdk::numel(out), grain);
+}
+
+/// The operands of the usual float32 call of a binary kernel.
+struct DenseF32Operands {
+  const float* x;  // args[0]
+  const float* y;  // args[1]
+  float* o;        // outputs[0]
+  int64_t n;       // elements
+};
+
+/// Whether `call` is the usual float32 binary call — args[0] and args[1]
+/// tensors and outputs[0], all float32, holding data, dense row-major arrays of
+/// one shape — and if so its operands, found in one pass with no message
+/// built. Any other call (false) goes to the kernel's general path, whose
+/// checks say what is wrong. Tiny ops run this on every call.
+[[gnu::always_inline]] inline bool dense_f32_operands(const TsrKernelCall& call, DenseF32Operands& d) {
+  if (call.dtype != TSR_DTYPE_FLOAT32 || call.args == nullptr || call.num_args < 2 || call.outputs == nullptr ||
+      call.num_outputs < 1)
+    return false;
+  const TsrValue* args = call.args;
+  if ((args[0].tag != TSR_VALUE_TENSOR) | (args[1].tag != TSR_VALUE_TENSOR)) return false;
+  const DLTensor* s = args[0].as.tensor;
+  const DLTensor* t = args[1].as.tensor;
+  const DLTensor* o = call.outputs;
+  if (s == nullptr || t == nullptr) return false;
+  constexpr DLDataType kF32{kDLFloat, 32, 1};
+  uint32_t want, ds, dt, dout;
+  std::memcpy(&want, &kF32, sizeof want);
+  std::memcpy(&ds, &s->dtype, sizeof ds);
+  std::memcpy(&dt, &t->dtype, sizeof dt);
+  std::memcpy(&dout, &o->dtype, sizeof dout);
+  const int32_t nd = o->ndim;
+  if (((ds ^ want) | (dt ^ want) | (dout ^ want)) != 0 || s->ndim != nd || t->ndim != nd || nd < 0 ||
+      s->data == nullptr || t->data == nullptr || o->data == nullptr)
+    return false;
+  int64_t n = 1;
+  if (nd > 0) {
+    const int64_t *os = o->shape, *ss = s->shape, *ts = t->shape;
+    const int64_t *ost = o->strides, *sst = s->strides, *tst = t->strides;
+    if (os == nullptr || ss == nullptr || ts == nullptr || ost == nullptr || sst == nullptr || tst == nullptr)
+      return false;
+    for (int32_t i = nd - 1; i >= 0; --i) {
+      const int64_t k = os[i];
+      if (ss[i] != k || ts[i] != k) return false;
+      if (k != 1 && (ost[i] != n || sst[i] != n || tst[i] != n)) return false;
+      n *= k;
     }
-  };
-  if (n <= grain) {
-    chunk(0, n);
-  } else {
-    parallel_for(n, grain, chunk);
   }
+  d.x = reinterpret_cast<const float*>(data_ptr(*s));
+  d.y = reinterpret_cast<const float*>(data_ptr(*t));
+  d.o = reinterpret_cast<float*>(data_ptr(*o));
+  d.n = n;
+  return true;
+}
+
+/// add/sub's alpha is 1 (given as such, or None for the default): what their
+/// float32 fast path handles; anything else, a missing or bad alpha included,
+/// takes the general path.
+[[gnu::always_inline]] inline bool unit_alpha(const TsrKernelCall& call) {
+  if (call.num_args < 3) return false;
+  const TsrValue& v = call.args[2];
+  return v.tag == TSR_VALUE_NONE || (v.tag == TSR_VALUE_FLOAT && v.as.f == 1.0) ||
+         (v.tag == TSR_VALUE_INT && v.as.i == 1);
+}
+
+/// The entry point of a float32-accelerated binary kernel: the usual dense
+/// float32 call of at most kGrain elements (with alpha 1 when kAlpha) runs here
+/// straight, as nothing on that path can throw; every other call goes through
+/// kernel_entry<Body>, with its guard and checks. Tiny ops take the first way.
+template <DenseOp K, bool kAlpha, void (*Body)(const TsrKernelCall&)>
+TsrError* dense_f32_entry(const TsrKernelCall* call) noexcept {
+  DenseF32Operands d;
+  if (call != nullptr && call->struct_size >= offsetof(TsrKernelCall, handle) && dense_f32_operands(*call, d) &&
+      d.n <= kGrain && (!kAlpha || unit_alpha(*call))) [[likely]] {
+    dense_f32_chunk<K>(d.o, d.x, d.y, 0, d.n);
+    return nullptr;
+  }
+  return kernel_entry<Body>(call);
 }
 
 }  // namespace tessera::cpu
