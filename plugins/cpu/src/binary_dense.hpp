@@ -118,7 +118,11 @@ TsrError* dense_f32_entry(const TsrKernelCall* call) noexcept {
   DenseF32Operands d;
   if (call != nullptr && call->struct_size >= offsetof(TsrKernelCall, handle) && dense_f32_operands(*call, d) &&
       d.n <= kGrain && (!kAlpha || unit_alpha(*call))) [[likely]] {
-    dense_f32_chunk<K>(d.o, d.x, d.y, 0, d.n);
+    if (d.n == 1) {  // a scalar: skip the unrolled loop's remainder logic
+      dense_f32_chunk<K>(d.o, d.x, d.y, 0, 1);
+    } else {
+      dense_f32_chunk<K>(d.o, d.x, d.y, 0, d.n);
+    }
     return nullptr;
   }
   return kernel_entry<Body>(call);
