@@ -6,6 +6,7 @@
 #include <tessera/dtype.h>
 #include <tessera/error.h>
 
+#include <cstring>
 #include <string>
 
 namespace tessera {
@@ -38,5 +39,23 @@ TsrError* call_plugin(F&& f) noexcept {
 }
 
 inline TsrDType to_abi_dtype(ScalarType t) { return static_cast<TsrDType>(t); }
+namespace detail {
+constexpr uint32_t dl_dtype_word(uint8_t code, uint8_t bits) { return uint32_t(code) | uint32_t(bits) << 8 | 1u << 16; }
+// Hidden: read directly, not through the GOT as a default-visibility table would be.
+[[gnu::visibility("hidden")]] inline constexpr uint32_t kDLDTypeWords[kNumScalarTypes] = {
+    dl_dtype_word(kDLBool, 8),   dl_dtype_word(kDLUInt, 8),     dl_dtype_word(kDLInt, 8),
+    dl_dtype_word(kDLInt, 16),   dl_dtype_word(kDLInt, 32),     dl_dtype_word(kDLInt, 64),
+    dl_dtype_word(kDLFloat, 16), dl_dtype_word(kDLBfloat, 16), dl_dtype_word(kDLFloat, 32),
+    dl_dtype_word(kDLFloat, 64)};
+}  // namespace detail
+/// The DLPack encoding of a dtype, as kernels see it (bool is kDLBool/8). Read
+/// and written as one 32-bit word: a kernel reads it so, and a load spanning two
+/// narrower stores made a moment ago stalls on store forwarding.
+inline DLDataType to_dl_dtype(ScalarType t) {
+  static_assert(sizeof(DLDataType) == sizeof(uint32_t));
+  DLDataType d;
+  std::memcpy(&d, &detail::kDLDTypeWords[static_cast<int>(t)], sizeof d);
+  return d;
+}
 
 }  // namespace tessera

@@ -66,6 +66,11 @@ extern std::atomic<bool> g_published[kMaxDeviceTypes];
 inline bool retired(DeviceTypeId id) { return g_retired[id].load(std::memory_order_acquire); }
 }  // namespace device_registry
 
+/// The DLDevice kernels of this device type see (kDLExtDev for a type without a DLPack type).
+inline DLDevice dl_device_of(const DeviceTypeEntry& e, int32_t index) {
+  return DLDevice{e.desc.dlpack_device_type ? static_cast<DLDeviceType>(e.desc.dlpack_device_type) : kDLExtDev, index};
+}
+
 [[noreturn, gnu::cold]] void fail_unregistered_device_type(Device d);
 /// The entry of `d`'s type (must exist). Lock-free.
 inline const DeviceTypeEntry& device_entry(Device d) {

@@ -8,6 +8,7 @@
 #include "local_keys.h"
 #include "plugin_kernels.h"
 #include "structured.h"
+#include "tensor_cache.h"
 
 namespace tessera {
 
@@ -17,6 +18,13 @@ namespace {
 TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, const int64_t*, DLTensor**) {
   return make_host_error(TSR_ERROR_INVALID_ARGUMENT, "allocate_output: output " + std::to_string(index) +
                                                          " is not a data-dependent output awaiting allocation");
+}
+
+// A new output when the tensor cache has none to give: one reference, owned by the caller.
+[[gnu::noinline]] TensorImpl* new_output(const DeviceTypeEntry& dev, Device device, IntArrayRef sizes, int64_t numel,
+                                         ScalarType dtype) {
+  boost::intrusive_ptr<TensorImpl> t = allocate_contiguous(dev, device, sizes, numel, dtype).impl();
+  return t.detach();
 }
 
 // The frame holds the lane's arguments: its tensors (defined), then the trailing one.
@@ -76,19 +84,36 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
   if (k == nullptr) return false;
 
-  Tensor out = allocate_contiguous(dev, device, a->sizes(), a->numel(), lane.bool_result ? kBool : t);
+  // The output: a kept tensor from the thread's tensor cache when it has one of
+  // the size class (the common case, inline), else a new one.
+  const ScalarType out_dtype = lane.bool_result ? kBool : t;
+  const int64_t numel = a->numel();
+  const size_t nbytes = static_cast<size_t>(numel) * element_size(out_dtype);
+  TensorImpl* o = nullptr;
+  if (small_blocks::eligible(dev, device, nbytes) && !device_registry::retired(device.type()))
+    o = TensorCache::reuse(device.type(), nbytes, a->sizes(), numel, out_dtype);
+  if (o == nullptr) [[unlikely]] o = new_output(dev, device, a->sizes(), numel, out_dtype);
+  frame.outputs[0] = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
+
   const DLDevice dl_device = dl_device_of(dev, device.index());
   DLTensor dl_args[2];
-  DLTensor dl_out;
   for (int i = 0; i < n; ++i) {
     make_dl(*args[i].tensor->unsafeGetTensorImpl(), dl_device, dl_args[i]);
     values[i].as.tensor = &dl_args[i];
   }
-  make_dl(*out.unsafeGetTensorImpl(), dl_device, dl_out);
+  // Built from what the lane knows: the output is new, contiguous, at the start
+  // of its block.
+  DLTensor dl_out;
+  dl_out.data = o->dl_tensor().data;
+  dl_out.device = dl_device;
+  dl_out.ndim = static_cast<int32_t>(a->dim());
+  dl_out.dtype = to_dl_dtype(out_dtype);
+  dl_out.shape = const_cast<int64_t*>(o->sizes_data());
+  dl_out.strides = dl_out.shape + dl_out.ndim;
+  dl_out.byte_offset = 0;
   TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, static_cast<size_t>(frame.num_args), &dl_out,
                                      1, nullptr, &lane_allocate_output);
   if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);
-  frame.outputs[0] = std::move(out);
   return true;
 }
 

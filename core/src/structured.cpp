@@ -80,7 +80,7 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
     const bool small = small_blocks::eligible(e, device, nbytes);
     if (small) {
       if (TensorImpl* kept = TensorCache::reuse(device.type(), nbytes, sizes, numel, dtype))
-        return Tensor(boost::intrusive_ptr<TensorImpl>(kept));
+        return Tensor(boost::intrusive_ptr<TensorImpl>(kept, /*add_ref=*/false));
       ptr = small_blocks::take(device.type(), nbytes, owner);
     }
     if (ptr == nullptr) {
@@ -175,7 +175,7 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
     for (int32_t d = 0; d < ndim; ++d)
       if (shape[d] < 0) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": negative size in shape");
     c->outputs_[index] = empty_on(IntArrayRef(shape, size_t(ndim)), c->out_dtypes_[index], c->device);
-    make_dl(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_device_, c->dl_outputs_[index]);
+    make_dl_of_new(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_device_, c->dl_outputs_[index]);
     *out = &c->dl_outputs_[index];
     return nullptr;
   } catch (const Error& e) {
@@ -255,7 +255,7 @@ void StructuredCall::run() {
         if (out_kind_[i] == 2) {
           dl_outs[i] = DLTensor{};
         } else {
-          make_dl(*outputs_[i].unsafeGetTensorImpl(), dl_device_, dl_outs[i]);
+          make_dl_of_new(*outputs_[i].unsafeGetTensorImpl(), dl_device_, dl_outs[i]);
         }
       }
       dl_outputs_ = dl_outs;

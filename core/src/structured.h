@@ -201,19 +201,27 @@ extern bool g_dispatch_trace;
 
 // ---- pieces of a plugin kernel call, shared with the pointwise lane ----
 
-/// The DLDevice kernels of this device type see (kDLExtDev for a type without a DLPack type).
-inline DLDevice dl_device_of(const DeviceTypeEntry& e, int32_t index) {
-  return DLDevice{e.desc.dlpack_device_type ? static_cast<DLDeviceType>(e.desc.dlpack_device_type) : kDLExtDev, index};
-}
-/// The DLTensor view of t (borrowing its sizes and strides) on the call's device.
+/// The DLTensor view of t on the call's device: a copy of its own view (the
+/// device set to the call's). For arguments: tensors that existed before the call.
+/// Field by field: a wide copy could stall on store forwarding when the tensor
+/// was made a moment ago (the previous op's output).
 inline void make_dl(const TensorImpl& t, DLDevice device, DLTensor& dl) {
-  static constexpr DLDataType kDType[kNumScalarTypes] = {
-      {kDLBool, 8, 1},  {kDLUInt, 8, 1},   {kDLInt, 8, 1},    {kDLInt, 16, 1},   {kDLInt, 32, 1},
-      {kDLInt, 64, 1},  {kDLFloat, 16, 1}, {kDLBfloat, 16, 1}, {kDLFloat, 32, 1}, {kDLFloat, 64, 1}};
+  const DLTensor& v = t.dl_tensor();
+  dl.data = v.data;
+  dl.device = device;
+  dl.ndim = v.ndim;
+  dl.dtype = v.dtype;
+  dl.shape = v.shape;
+  dl.strides = v.strides;
+  dl.byte_offset = 0;
+}
+/// The same view built field by field, for an output made a moment ago: copying
+/// its just-written view in wide loads would stall on store forwarding.
+inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   dl.data = t.data();
   dl.device = device;
   dl.ndim = static_cast<int32_t>(t.dim());
-  dl.dtype = kDType[static_cast<int>(t.dtype())];
+  dl.dtype = to_dl_dtype(t.dtype());
   dl.shape = const_cast<int64_t*>(t.sizes_data());
   dl.strides = const_cast<int64_t*>(t.strides_data());
   dl.byte_offset = 0;

@@ -118,12 +118,17 @@ Tensor wrapped_number(const Scalar& s, Device device) {
 }  // namespace ops
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return call(ops::op_add(), {V::of(a), V::of(b), V::of(alpha)});
+  static const Operator& op = ops::op_add();  // resolved once: tiny ops pay a guard test, not a call
+  return call(op, {V::of(a), V::of(b), V::of(alpha)});
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return call(ops::op_sub(), {V::of(a), V::of(b), V::of(alpha)});
+  static const Operator& op = ops::op_sub();
+  return call(op, {V::of(a), V::of(b), V::of(alpha)});
 }
-Tensor mul(const Tensor& a, const Tensor& b) { return call(ops::op_mul(), {V::of(a), V::of(b)}); }
+Tensor mul(const Tensor& a, const Tensor& b) {
+  static const Operator& op = ops::op_mul();
+  return call(op, {V::of(a), V::of(b)});
+}
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
   return call(ops::op_div(), {V::of(a), V::of(b), mode ? V::of(*mode) : V::none()});
 }

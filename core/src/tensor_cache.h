@@ -13,6 +13,7 @@
 
 #include <tessera/tensor_impl.h>
 
+#include "abi_bridge.h"
 #include "device_registry.h"
 #include "local_keys.h"
 #include "small_block_cache.h"
@@ -25,9 +26,10 @@ class TensorCache {
   /// nothing done) otherwise: the caller deletes it.
   static bool keep(TensorImpl* t) noexcept;
   /// A kept tensor of device type `type` whose block has nbytes' size class,
-  /// reset to a contiguous `sizes` (numel elements) of `dtype` with reference
-  /// count zero; null if none. The caller checked the type is not retired.
-  static TensorImpl* reuse(DeviceTypeId type, size_t nbytes, IntArrayRef sizes, int64_t numel,
+  /// reset to a contiguous `sizes` (numel elements) of `dtype`, holding one
+  /// reference the caller adopts (intrusive_ptr(t, false)); null if none. The
+  /// caller checked the type is not retired.
+  [[gnu::always_inline]] static TensorImpl* reuse(DeviceTypeId type, size_t nbytes, IntArrayRef sizes, int64_t numel,
                            ScalarType dtype) noexcept;
 
   // The per-thread slots, in the header so keep/reuse inline into the release
@@ -46,15 +48,18 @@ class TensorCache {
 inline bool TensorCache::keep(TensorImpl* t) noexcept {
   StorageImpl* s = t->storage_.get();
   if (s == nullptr || !s->recyclable() || s->use_count() != 1 || t->autograd_meta_ != nullptr ||
-      t->view_base_ != nullptr || t->dims_ != t->inline_dims_)
+      t->view_base_ != nullptr || t->dims_ != t->inline_dims_) [[unlikely]]
     return false;
   const DeviceTypeId type = s->device().type();
-  if (device_registry::retired(type)) return false;
-  Slots* slots = tls_state == State::Alive ? tls_slots : create_slots();
-  if (slots == nullptr) return false;
+  if (device_registry::retired(type)) [[unlikely]] return false;
+  Slots* slots = tls_slots;
+  if (tls_state != State::Alive) [[unlikely]] {
+    slots = create_slots();
+    if (slots == nullptr) return false;
+  }
   const int cls = small_blocks::class_of(s->nbytes());
   uint8_t& n = slots->count[type][cls];
-  if (n == small_blocks::kPerClass) return false;
+  if (n == small_blocks::kPerClass) [[unlikely]] return false;
   slots->kept[type][cls][n++] = t;
   return true;
 }
@@ -67,7 +72,7 @@ inline TensorImpl* TensorCache::reuse(DeviceTypeId type, size_t nbytes, IntArray
   uint8_t& n = slots->count[type][cls];
   if (n == 0) return nullptr;
   TensorImpl* t = slots->kept[type][cls][--n];
-  t->reset_ref_count();
+  t->reset_ref_count(1);
   t->storage_->reuse(nbytes);
   t->set_contiguous_dims(sizes);
   t->numel_ = numel;
@@ -77,6 +82,11 @@ inline TensorImpl* TensorCache::reuse(DeviceTypeId type, size_t nbytes, IntArray
   t->is_contiguous_ = true;
   t->wrapped_number_ = false;
   t->inference_ = local_keys().inference_mode;
+  // Its DLTensor view: same block, device and (inline) shape array as before.
+  t->dl_.data = t->storage_->data();
+  t->dl_.ndim = static_cast<int32_t>(t->ndim_);
+  t->dl_.dtype = to_dl_dtype(dtype);
+  t->dl_.strides = t->dims_ + t->ndim_;
   return t;
 }
 

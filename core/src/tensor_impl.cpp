@@ -1,6 +1,8 @@
 #include <tessera/error.h>
 #include <tessera/tensor_impl.h>
 
+#include "abi_bridge.h"
+#include "device_registry.h"
 #include "local_keys.h"
 #include "tensor_cache.h"
 #include "object_pool.h"
@@ -47,7 +49,7 @@ void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
-    : storage_(std::move(storage)), dtype_(dtype) {
+    : storage_(std::move(storage)), device_(storage_->device()), dtype_(dtype) {
   set_contiguous_dims(sizes);
   int64_t numel = 1;
   for (int64_t s : sizes) numel *= s;
@@ -55,19 +57,39 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(storage_->device().type());
   inference_ = local_keys().inference_mode;
+  init_dl_tensor();
 }
+
+void TensorImpl::init_dl_tensor() {
+  const Device d = device_;
+  const DeviceTypeEntry* e = device_registry::get(d.type());
+  dl_.data = data();
+  dl_.device = e != nullptr ? dl_device_of(*e, d.index()) : DLDevice{kDLExtDev, d.index()};
+  dl_.ndim = static_cast<int32_t>(ndim_);
+  dl_.dtype = is_valid(dtype_) ? to_dl_dtype(dtype_) : DLDataType{0, 0, 0};
+  dl_.shape = dims_;
+  dl_.strides = dims_ + ndim_;
+  dl_.byte_offset = 0;
+}
+
+namespace {
+// Out of line: the common release (kept by the tensor cache) then needs no
+// saved registers and no stack frame.
+[[gnu::noinline]] void destroy(TensorImpl* t) noexcept { delete t; }
+}  // namespace
 
 void TensorImpl::on_last_release(const TensorImpl* p) noexcept {
   auto* t = const_cast<TensorImpl*>(p);
-  if (!TensorCache::keep(t)) delete t;
+  if (!TensorCache::keep(t)) [[unlikely]] destroy(t);
 }
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
-    : storage_(std::move(storage)), offset_(offset), dtype_(dtype) {
+    : storage_(std::move(storage)), device_(storage_->device()), offset_(offset), dtype_(dtype) {
   set_dims(sizes, strides.data());
   refresh();
   key_set_ = DispatchKeySet::backend(storage_->device().type());
   inference_ = local_keys().inference_mode;
+  init_dl_tensor();
 }
 
 void TensorImpl::refresh() {

@@ -12,6 +12,27 @@ using namespace tessera;
 
 namespace {
 const TensorImpl* impl_of(const Tensor& t) { return t.unsafeGetTensorImpl(); }
+
+// t's own DLTensor view (TensorImpl::dl_tensor) says what the DLPack exporter,
+// an independent path, says of t.
+void expect_view_matches_export(const Tensor& t) {
+  const DLTensor& v = impl_of(t)->dl_tensor();
+  DLManagedTensorVersioned* m = to_dlpack_versioned(t);
+  const DLTensor& e = m->dl_tensor;
+  EXPECT_EQ(static_cast<char*>(v.data), static_cast<char*>(e.data) + e.byte_offset);
+  EXPECT_EQ(v.byte_offset, 0u);
+  EXPECT_EQ(v.device.device_type, e.device.device_type);
+  EXPECT_EQ(v.device.device_id, e.device.device_id);
+  ASSERT_EQ(v.ndim, e.ndim);
+  EXPECT_EQ(v.dtype.code, e.dtype.code);
+  EXPECT_EQ(v.dtype.bits, e.dtype.bits);
+  EXPECT_EQ(v.dtype.lanes, e.dtype.lanes);
+  for (int i = 0; i < v.ndim; ++i) {
+    EXPECT_EQ(v.shape[i], e.shape[i]) << "dim " << i;
+    EXPECT_EQ(v.strides[i], e.strides[i]) << "dim " << i;
+  }
+  m->deleter(m);
+}
 }  // namespace
 
 TEST(TensorCache, TheNextOutputOfTheSizeClassReusesADeadTensorAsNew) {
@@ -36,6 +57,26 @@ TEST(TensorCache, TheNextOutputOfTheSizeClassReusesADeadTensorAsNew) {
   EXPECT_EQ(s.storage_offset(), 0);
   EXPECT_FALSE(s.requires_grad());
   EXPECT_EQ(s.to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 9, 16}));
+  expect_view_matches_export(s);  // its DLTensor view was reset too
+}
+
+TEST(TensorCache, EveryTensorsDLTensorViewDescribesIt) {
+  // Fresh, viewed (offset, strides, expanded), reused with another rank and
+  // dtype, and zero-size.
+  for (ScalarType t : {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble}) {
+    SCOPED_TRACE(dtype_name(t));
+    const Tensor x = arange(24).to(t).reshape({2, 3, 4});
+    expect_view_matches_export(x);
+    expect_view_matches_export(x.transpose(0, 2));
+    expect_view_matches_export(x.narrow(2, 1, 2));
+    expect_view_matches_export(x.select(1, 2));
+    expect_view_matches_export(x.narrow(0, 1, 1).expand({3, 1, 3, 4}));
+    expect_view_matches_export(empty({0, 3}, TensorOptions().dtype(t)));
+  }
+  const Tensor a = ones({2, 2});
+  { Tensor r = add(a, a); }
+  const Tensor r = add(ones({1, 1, 1}, TensorOptions().dtype(kDouble)), ones({1, 1, 1}, TensorOptions().dtype(kDouble)));
+  expect_view_matches_export(r);
 }
 
 TEST(TensorCache, ATensorWhoseStorageIsStillSharedIsNeverReused) {

@@ -47,8 +47,8 @@ class RefCounted {
   RefCounted& operator=(const RefCounted&) { return *this; }
   ~RefCounted() = default;
   /// For an object taken back by on_last_release and handed out again: the
-  /// count reads as a newborn's.
-  void reset_ref_count() noexcept { refs_.store(0, std::memory_order_relaxed); }
+  /// count is set to `n` (0: a newborn's; 1: one reference, adopted by the caller).
+  void reset_ref_count(uint32_t n) noexcept { refs_.store(n, std::memory_order_relaxed); }
 
  private:
   mutable std::atomic<uint32_t> refs_{0};

@@ -12,6 +12,7 @@
 #include <tessera/storage.h>
 
 #include <boost/container/small_vector.hpp>
+#include <dlpack/dlpack.h>
 
 namespace tessera {
 
@@ -49,7 +50,7 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   int64_t dim() const { return ndim_; }
   int64_t numel() const { return numel_; }
   ScalarType dtype() const { return dtype_; }
-  Device device() const { return storage_->device(); }
+  Device device() const { return device_; }
   int64_t storage_offset() const { return offset_; }
   const Storage& storage() const { return storage_; }
   DispatchKeySet key_set() const { return key_set_; }
@@ -60,6 +61,13 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   }
   const int64_t* sizes_data() const { return dims_; }
   const int64_t* strides_data() const { return dims_ + ndim_; }
+  /// The tensor as plugin kernels see it (docs/abi.md H12): data at the first
+  /// element (null for zero-size or meta tensors), byte_offset 0, shape and
+  /// strides pointing into this object, device {the device type's DLPack type
+  /// (kDLExtDev without one), index}. Built at construction; unchanged and valid
+  /// while this TensorImpl lives. The core copies it into kernel calls, so a
+  /// kernel never sees this object.
+  const DLTensor& dl_tensor() const { return dl_; }
 
   /// A number given to an op in place of a tensor (a + 2): it takes part in type
   /// promotion only by category, like PyTorch's wrapped numbers.
@@ -85,9 +93,10 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
  private:
   friend class TensorCache;  // core/src/tensor_cache.cpp: resets a kept tensor for reuse
   void refresh();
+  void init_dl_tensor();  // dl_ from the fields above (the constructors' last step)
   // Sizes and row-major strides for a contiguous tensor (dims_ allocated if
   // needed); inline: every new output runs it.
-  void set_contiguous_dims(IntArrayRef sizes) {
+  [[gnu::always_inline]] void set_contiguous_dims(IntArrayRef sizes) {
     ndim_ = static_cast<int64_t>(sizes.size());
     if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
     int64_t* st = dims_ + ndim_;
@@ -104,8 +113,10 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   static constexpr int kInlineDims = 6;
 
   Storage storage_;
+  Device device_;  // storage_'s, kept here: every dispatch reads it
   int64_t* dims_ = inline_dims_;
   int64_t ndim_ = 0;
+  DLTensor dl_{};
   int64_t inline_dims_[2 * kInlineDims];
   int64_t offset_ = 0;
   int64_t numel_ = 1;
