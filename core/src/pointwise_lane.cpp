@@ -96,11 +96,8 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   frame.outputs[0] = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
 
   const DLDevice dl_device = dl_device_of(dev, device.index());
-  DLTensor dl_args[2];
-  for (int i = 0; i < n; ++i) {
-    make_dl(*args[i].tensor->unsafeGetTensorImpl(), dl_device, dl_args[i]);
-    values[i].as.tensor = &dl_args[i];
-  }
+  DLTensor scratch[2];
+  for (int i = 0; i < n; ++i) values[i].as.tensor = arg_view(*args[i].tensor->unsafeGetTensorImpl(), dl_device, scratch[i]);
   // Built from what the lane knows: the output is new, contiguous, at the start
   // of its block.
   DLTensor dl_out;

@@ -247,8 +247,7 @@ void StructuredCall::run() {
       if (set_mask_ != (1u << num_args_) - 1) [[unlikely]] fail_unset_argument();
       for (int i = 0; i < num_args_; ++i) {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
-          make_dl(*impls_[i], dl_device_, dl_args[i]);
-          values_[i].as.tensor = &dl_args[i];
+          values_[i].as.tensor = arg_view(*impls_[i], dl_device_, dl_args[i]);
         }
       }
       for (int i = 0; i < num_outputs_; ++i) {

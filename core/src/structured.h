@@ -202,9 +202,8 @@ extern bool g_dispatch_trace;
 // ---- pieces of a plugin kernel call, shared with the pointwise lane ----
 
 /// The DLTensor view of t on the call's device: a copy of its own view (the
-/// device set to the call's). For arguments: tensors that existed before the call.
-/// Field by field: a wide copy could stall on store forwarding when the tensor
-/// was made a moment ago (the previous op's output).
+/// device set to the call's), field by field: a wide copy could stall on store
+/// forwarding when the tensor was made a moment ago (the previous op's output).
 inline void make_dl(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   const DLTensor& v = t.dl_tensor();
   dl.data = v.data;
@@ -214,6 +213,16 @@ inline void make_dl(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   dl.shape = v.shape;
   dl.strides = v.strides;
   dl.byte_offset = 0;
+}
+/// What a kernel gets for argument tensor t on the call's device: t's own view,
+/// which kernels only read (TsrValue holds a const DLTensor*) and only during the
+/// call, and which carries the call's device by construction; should the device
+/// differ, a copy in `scratch` with the call's device.
+inline const DLTensor* arg_view(const TensorImpl& t, DLDevice device, DLTensor& scratch) {
+  const DLTensor& v = t.dl_tensor();
+  if (v.device.device_type == device.device_type && v.device.device_id == device.device_id) [[likely]] return &v;
+  make_dl(t, device, scratch);
+  return &scratch;
 }
 /// The same view built field by field, for an output made a moment ago: copying
 /// its just-written view in wide loads would stall on store forwarding.
