@@ -98,16 +98,8 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   const DLDevice dl_device = dl_device_of(dev, device.index());
   DLTensor scratch[2];
   for (int i = 0; i < n; ++i) values[i].as.tensor = arg_view(*args[i].tensor->unsafeGetTensorImpl(), dl_device, scratch[i]);
-  // Built from what the lane knows: the output is new, contiguous, at the start
-  // of its block.
   DLTensor dl_out;
-  dl_out.data = o->dl_tensor().data;
-  dl_out.device = dl_device;
-  dl_out.ndim = static_cast<int32_t>(a->dim());
-  dl_out.dtype = to_dl_dtype(out_dtype);
-  dl_out.shape = const_cast<int64_t*>(o->sizes_data());
-  dl_out.strides = dl_out.shape + dl_out.ndim;
-  dl_out.byte_offset = 0;
+  make_dl_of_new(*o, dl_device, dl_out);
   TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, static_cast<size_t>(frame.num_args), &dl_out,
                                      1, nullptr, &lane_allocate_output);
   if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);

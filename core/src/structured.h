@@ -224,10 +224,11 @@ inline const DLTensor* arg_view(const TensorImpl& t, DLDevice device, DLTensor& 
   make_dl(t, device, scratch);
   return &scratch;
 }
-/// The same view built field by field, for an output made a moment ago: copying
-/// its just-written view in wide loads would stall on store forwarding.
+/// The same view built from t's own fields, for an output made a moment ago:
+/// copying its just-written view in wide loads would stall on store forwarding
+/// (the data pointer is read alone, as it was written).
 inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
-  dl.data = t.data();
+  dl.data = t.dl_tensor().data;
   dl.device = device;
   dl.ndim = static_cast<int32_t>(t.dim());
   dl.dtype = to_dl_dtype(t.dtype());

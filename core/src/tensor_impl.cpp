@@ -55,7 +55,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
   for (int64_t s : sizes) numel *= s;
   numel_ = numel;
   is_contiguous_ = true;
-  key_set_ = DispatchKeySet::backend(storage_->device().type());
+  key_set_ = DispatchKeySet::backend(device_.type());
   inference_ = local_keys().inference_mode;
   init_dl_tensor();
 }
@@ -87,7 +87,7 @@ TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, Int
     : storage_(std::move(storage)), device_(storage_->device()), offset_(offset), dtype_(dtype) {
   set_dims(sizes, strides.data());
   refresh();
-  key_set_ = DispatchKeySet::backend(storage_->device().type());
+  key_set_ = DispatchKeySet::backend(device_.type());
   inference_ = local_keys().inference_mode;
   init_dl_tensor();
 }

@@ -65,8 +65,8 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   /// element (null for zero-size or meta tensors), byte_offset 0, shape and
   /// strides pointing into this object, device {the device type's DLPack type
   /// (kDLExtDev without one), index}. Built at construction; unchanged and valid
-  /// while this TensorImpl lives. The core copies it into kernel calls, so a
-  /// kernel never sees this object.
+  /// while this TensorImpl lives. Kernel calls pass it for argument tensors (as
+  /// a const DLTensor*, read during the call only); outputs get a copy.
   const DLTensor& dl_tensor() const { return dl_; }
 
   /// A number given to an op in place of a tensor (a + 2): it takes part in type

@@ -239,8 +239,9 @@ Rounding rounding_mode(const TsrKernelCall& call) {
 
 }  // namespace
 
-// Each kernel takes the usual dense float32 call straight through its fast
-// loop; everything else goes to the general path.
+// The bodies behind dense_f32_entry (binary_dense.hpp), which runs the small
+// usual float32 calls itself: a usual call above one grain still takes the
+// dense loop here, in parallel; everything else goes to the general path.
 void add_kernel(const TsrKernelCall& call) {
   DenseF32Operands d;
   if (dense_f32_operands(call, d) && unit_alpha(call)) [[likely]]
