@@ -918,10 +918,19 @@ TEST_F(CpuPlugin, Float32FastEntryAgreesWithPlainArithmetic) {
     for (const Alpha& alpha : alphas) {
       if (is_mul && &alpha != &alphas.front()) break;  // mul takes no alpha
       SCOPED_TRACE(std::string(op) + ", alpha " + alpha.label);
-      // Every layout of binary_cases, then in place on a dense self.
+      // Every layout of binary_cases, then in place on a dense self, then the
+      // ranks the entry's one-dimensional instance takes or hands on: one
+      // element (its stride irrelevant), a short vector, a strided vector, 0-d.
       std::vector<BinaryCase> cases = binary_cases(d);
       Tensor self = make(d, {3, 5});
       cases.push_back({"in place", self, make(d, {3, 5}), self});
+      Tensor odd_stride = make(d, {1});
+      odd_stride.strides[0] = 7;
+      cases.push_back({"one element", make(d, {1}), odd_stride, make(d, {1})});
+      cases.push_back({"vector", make(d, {7}), make(d, {7}), make(d, {7})});
+      cases.push_back({"strided vector", make(d, {7}, Layout::kStrided), make(d, {7}), make(d, {7})});
+      cases.push_back({"flipped vector", make(d, {7}), make(d, {7}, Layout::kFlipped), make(d, {7})});
+      cases.push_back({"0-d", make(d, {}), make(d, {}), make(d, {})});
       for (BinaryCase& c : cases) {
         SCOPED_TRACE(c.label);
         fill_values(c.self, sample_values(d, false), 1);

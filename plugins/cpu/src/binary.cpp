@@ -244,19 +244,19 @@ Rounding rounding_mode(const TsrKernelCall& call) {
 // dense loop here, in parallel; everything else goes to the general path.
 void add_kernel(const TsrKernelCall& call) {
   DenseF32Operands d;
-  if (dense_f32_operands(call, d) && unit_alpha(call)) [[likely]]
+  if (dense_f32_operands<false>(call, d) && unit_alpha(call)) [[likely]]
     return dense_f32<DenseOp::Add>(d.o, d.x, d.y, d.n, kGrain);
   add_or_sub<false>(call);
 }
 void sub_kernel(const TsrKernelCall& call) {
   DenseF32Operands d;
-  if (dense_f32_operands(call, d) && unit_alpha(call)) [[likely]]
+  if (dense_f32_operands<false>(call, d) && unit_alpha(call)) [[likely]]
     return dense_f32<DenseOp::Sub>(d.o, d.x, d.y, d.n, kGrain);
   add_or_sub<true>(call);
 }
 void mul_kernel(const TsrKernelCall& call) {
   DenseF32Operands d;
-  if (dense_f32_operands(call, d)) [[likely]] return dense_f32<DenseOp::Mul>(d.o, d.x, d.y, d.n, kGrain);
+  if (dense_f32_operands<false>(call, d)) [[likely]] return dense_f32<DenseOp::Mul>(d.o, d.x, d.y, d.n, kGrain);
   mul_general(call);
 }
 

@@ -58,7 +58,9 @@ struct DenseF32Operands {
 /// tensors and outputs[0], all float32, holding data, dense row-major arrays of
 /// one shape — and if so its operands, found in one pass with no message
 /// built. Any other call (false) goes to the kernel's general path, whose
-/// checks say what is wrong. Tiny ops run this on every call.
+/// checks say what is wrong. kOneDim: only one-dimensional operands (the
+/// usual tiny op), which need few registers; otherwise any rank.
+template <bool kOneDim>
 [[gnu::always_inline]] inline bool dense_f32_operands(const TsrKernelCall& call, DenseF32Operands& d) {
   if (call.dtype != TSR_DTYPE_FLOAT32 || call.args == nullptr || call.num_args < 2 || call.outputs == nullptr ||
       call.num_outputs < 1)
@@ -76,22 +78,25 @@ struct DenseF32Operands {
   std::memcpy(&dt, &t->dtype, sizeof dt);
   std::memcpy(&dout, &o->dtype, sizeof dout);
   const int32_t nd = o->ndim;
-  if (((ds ^ want) | (dt ^ want) | (dout ^ want)) != 0 || s->ndim != nd || t->ndim != nd || nd < 0 ||
-      s->data == nullptr || t->data == nullptr || o->data == nullptr)
-    return false;
+  if (((ds ^ want) | (dt ^ want) | (dout ^ want)) != 0 || s->ndim != nd || t->ndim != nd || nd < 0) return false;
+  if (kOneDim && nd != 1) return false;
+  // Shapes and strides first, data pointers after: fewer values live at once.
   int64_t n = 1;
   if (nd > 0) {
     const int64_t *os = o->shape, *ss = s->shape, *ts = t->shape;
-    const int64_t *ost = o->strides, *sst = s->strides, *tst = t->strides;
-    if (os == nullptr || ss == nullptr || ts == nullptr || ost == nullptr || sst == nullptr || tst == nullptr)
-      return false;
-    for (int32_t i = nd - 1; i >= 0; --i) {
+    if (os == nullptr || ss == nullptr || ts == nullptr) return false;
+    for (int32_t i = (kOneDim ? 0 : nd - 1); i >= 0; --i) {
       const int64_t k = os[i];
       if (ss[i] != k || ts[i] != k) return false;
-      if (k != 1 && (ost[i] != n || sst[i] != n || tst[i] != n)) return false;
+      if (k != 1) {  // a size-1 dim's stride is free: a one-element op reads none
+        const int64_t *ost = o->strides, *sst = s->strides, *tst = t->strides;
+        if (ost == nullptr || sst == nullptr || tst == nullptr || ost[i] != n || sst[i] != n || tst[i] != n)
+          return false;
+      }
       n *= k;
     }
   }
+  if (s->data == nullptr || t->data == nullptr || o->data == nullptr) return false;
   d.x = reinterpret_cast<const float*>(data_ptr(*s));
   d.y = reinterpret_cast<const float*>(data_ptr(*t));
   d.o = reinterpret_cast<float*>(data_ptr(*o));
@@ -109,22 +114,32 @@ struct DenseF32Operands {
          (v.tag == TSR_VALUE_INT && v.as.i == 1);
 }
 
+// Out of line (and a tail call), so that the fast entry keeps no registers
+// across a call.
+template <DenseOp K>
+[[gnu::noinline]] TsrError* dense_f32_small(float* o, const float* x, const float* y, int64_t n) {
+  dense_f32_chunk<K>(o, x, y, 0, n);
+  return nullptr;
+}
+
 /// The entry point of a float32-accelerated binary kernel: the usual dense
 /// float32 call of at most kGrain elements (with alpha 1 when kAlpha) runs here
 /// straight, as nothing on that path can throw; every other call goes through
 /// kernel_entry<Body>, with its guard and checks. Tiny ops take the first way.
-template <DenseOp K, bool kAlpha, void (*Body)(const TsrKernelCall&)>
-TsrError* dense_f32_entry(const TsrKernelCall* call) noexcept {
+/// The registered entry (kOneDim) takes one-dimensional operands; any other
+/// call tail-jumps to the any-rank instance, and from there to kernel_entry.
+template <DenseOp K, bool kAlpha, void (*Body)(const TsrKernelCall&), bool kOneDim = true>
+[[gnu::noinline]] TsrError* dense_f32_entry(const TsrKernelCall* call) noexcept {
   DenseF32Operands d;
-  if (call != nullptr && call->struct_size >= offsetof(TsrKernelCall, handle) && dense_f32_operands(*call, d) &&
-      d.n <= kGrain && (!kAlpha || unit_alpha(*call))) [[likely]] {
+  if (call != nullptr && call->struct_size >= offsetof(TsrKernelCall, handle) &&
+      dense_f32_operands<kOneDim>(*call, d) && d.n <= kGrain && (!kAlpha || unit_alpha(*call))) [[likely]] {
     if (d.n == 1) {  // a scalar: skip the unrolled loop's remainder logic
       dense_f32_chunk<K>(d.o, d.x, d.y, 0, 1);
-    } else {
-      dense_f32_chunk<K>(d.o, d.x, d.y, 0, d.n);
+      return nullptr;
     }
-    return nullptr;
+    return dense_f32_small<K>(d.o, d.x, d.y, d.n);
   }
+  if constexpr (kOneDim) return dense_f32_entry<K, kAlpha, Body, false>(call);
   return kernel_entry<Body>(call);
 }
 

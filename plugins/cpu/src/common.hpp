@@ -100,8 +100,10 @@ inline std::string kernel_where(const TsrKernelCall& call) {
 /// Turns a kernel body `void body(const TsrKernelCall&)` into a TsrKernelFn.
 /// Everything runs inside sdk::guard, so no exception reaches the C caller;
 /// sdk::Error and std::bad_alloc get the op and dtype in their message.
+/// Never inlined: a fast entry falling back to it (binary_dense.hpp) then
+/// tail-jumps here instead of carrying the guard's frame on its fast path.
 template <void (*Body)(const TsrKernelCall&)>
-TsrError* kernel_entry(const TsrKernelCall* call) noexcept {
+[[gnu::noinline]] TsrError* kernel_entry(const TsrKernelCall* call) noexcept {
   return sdk::guard([call] {
     if (call == nullptr) invalid("cpu kernel called with a NULL TsrKernelCall");
     if (call->struct_size < offsetof(TsrKernelCall, handle)) {
