@@ -28,7 +28,7 @@ std::string take_error_message(TsrError* err);
 /// it — a violation of ABI rule 4 — becomes an INTERNAL error object instead of
 /// unwinding through the core.
 template <typename F>
-TsrError* call_plugin(F&& f) noexcept {
+[[gnu::always_inline]] inline TsrError* call_plugin(F&& f) noexcept {
   try {
     return f();
   } catch (const std::exception& e) {

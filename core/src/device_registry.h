@@ -73,7 +73,7 @@ inline DLDevice dl_device_of(const DeviceTypeEntry& e, int32_t index) {
 
 [[noreturn, gnu::cold]] void fail_unregistered_device_type(Device d);
 /// The entry of `d`'s type (must exist). Lock-free.
-inline const DeviceTypeEntry& device_entry(Device d) {
+[[gnu::always_inline]] inline const DeviceTypeEntry& device_entry(Device d) {
   const DeviceTypeEntry* e = device_registry::get(d.type());
   if (e == nullptr) [[unlikely]] fail_unregistered_device_type(d);
   return *e;

@@ -23,7 +23,7 @@ struct BackendKernels {
 };
 
 /// The kernel for (op, device type, dtype), or null. Lock-free.
-inline const PluginKernel* find_plugin_kernel(const Operator& op, DeviceTypeId t, ScalarType d) {
+[[gnu::always_inline]] inline const PluginKernel* find_plugin_kernel(const Operator& op, DeviceTypeId t, ScalarType d) {
   const auto* k = static_cast<const BackendKernels*>(op.kernel_source().backend_kernels(t));
   if (k == nullptr || !is_valid(d)) return nullptr;
   const PluginKernel& pk = k->by_dtype[static_cast<int>(d)];

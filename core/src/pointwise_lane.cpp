@@ -36,53 +36,113 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   return true;
 }
 
-// The lane proper, for a lane-shaped frame.
-[[gnu::always_inline]] inline bool run_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
-  const int n = lane.num_tensors;
-  const IValue* args = frame.args;
-  const TensorImpl* a = args[0].tensor->unsafeGetTensorImpl();
+// As the meta rule's set_scalar: alpha handed over as BOOL, FLOAT or INT as
+// dtype t wants; false (the rule decides) for a float alpha with an integer
+// dtype (an error) and for bool alphas.
+[[gnu::always_inline]] inline bool alpha_value(ScalarType t, bool is_int, int64_t i, bool is_double, double d,
+                                               TsrValue& v) {
+  if (is_int) {
+    if (t == kBool) {
+      v.tag = TSR_VALUE_BOOL;
+      v.as.b = i != 0;
+    } else if (is_floating_type(t)) {
+      v.tag = TSR_VALUE_FLOAT;
+      v.as.f = static_cast<double>(i);
+    } else {
+      v.tag = TSR_VALUE_INT;
+      v.as.i = i;
+    }
+    return true;
+  }
+  if (is_double && is_floating_type(t)) {
+    v.tag = TSR_VALUE_FLOAT;
+    v.as.f = d;
+    return true;
+  }
+  return false;
+}
+
+// The lane's view of a boxed call: a lane-shaped frame.
+struct FrameArgs {
+  Frame& frame;
+  const TensorImpl* tensor(int i) const { return frame.args[i].tensor->unsafeGetTensorImpl(); }
+  bool alpha(int n, ScalarType t, TsrValue& v) const {
+    const IValue& a = frame.args[n];
+    return alpha_value(t, a.tag == IValue::Tag::Int, a.i, a.tag == IValue::Tag::Double, a.d, v);
+  }
+  bool trailing_none(int n) const { return frame.args[n].is_none(); }
+  Tensor& output() const { return frame.outputs[0]; }
+  size_t num_args() const { return static_cast<size_t>(frame.num_args); }
+  [[noreturn]] void fail(const Operator& op, const DeviceTypeEntry& dev, const PluginKernel& k, ScalarType t,
+                         TsrError* err) const {
+    fail_plugin_kernel(op, frame, dev, k, t, err);
+  }
+};
+
+// The boxed form of a typed call a[, b][, alpha] in `args`; returns the count.
+int box_typed(const Tensor& a, const Tensor* b, const Scalar* alpha, IValue (&args)[3]) {
+  int n = 0;
+  args[n++] = IValue::of(a);
+  if (b != nullptr) args[n++] = IValue::of(*b);
+  if (alpha != nullptr) args[n++] = IValue::of(*alpha);
+  return n;
+}
+
+// The lane's view of a typed call: one or two defined tensors and an optional
+// alpha (the lane's shape, checked by the caller).
+struct TypedArgs {
+  const Tensor* tensors[2];
+  const Scalar* alpha_arg;
+  Tensor& out;
+  const TensorImpl* tensor(int i) const { return tensors[i]->unsafeGetTensorImpl(); }
+  bool alpha(int, ScalarType t, TsrValue& v) const {
+    const Scalar& a = *alpha_arg;
+    const bool is_int = a.kind() == Scalar::Kind::Int, is_double = a.kind() == Scalar::Kind::Float;
+    return alpha_value(t, is_int, is_int ? a.to_long() : 0, is_double, is_double ? a.to_double() : 0.0, v);
+  }
+  bool trailing_none(int) const { return false; }
+  Tensor& output() const { return out; }
+  size_t num_args() const { return size_t(tensors[1] != nullptr) + 1 + size_t(alpha_arg != nullptr); }
+  // The boxed form of the call, for the error's description of it.
+  [[noreturn, gnu::cold, gnu::noinline]] void fail(const Operator& op, const DeviceTypeEntry& dev,
+                                                   const PluginKernel& k, ScalarType t, TsrError* err) const {
+    IValue boxed[3];
+    const Frame frame{boxed, box_typed(*tensors[0], tensors[1], alpha_arg, boxed), &out, 1};
+    fail_plugin_kernel(op, frame, dev, k, t, err);
+  }
+};
+
+// The lane proper, for a lane-shaped call with n tensors and the trailing
+// argument `trailing` (the lane's; constants when the caller knows them).
+template <class Args>
+[[gnu::always_inline]] inline bool run_lane(const Operator& op, const PointwiseLane& lane, int n,
+                                            PointwiseLane::Trailing trailing, const Args& args) {
+  const TensorImpl* a = args.tensor(0);
   const ScalarType t = a->dtype();
-  if (!(lane.dtypes & (1u << static_cast<int>(t))) || a->is_wrapped_number() || a->numel() == 0) return false;
+  // The early returns are marked unlikely (see call_pointwise_as).
+  if (!(lane.dtypes & (1u << static_cast<int>(t))) || a->is_wrapped_number() || a->numel() == 0) [[unlikely]]
+    return false;
   const Device device = a->device();
   if (n == 2) {
-    const TensorImpl* b = args[1].tensor->unsafeGetTensorImpl();
+    const TensorImpl* b = args.tensor(1);
     if (b->dtype() != t || b->is_wrapped_number() || b->device() != device || !b->sizes().equals(a->sizes()))
+        [[unlikely]]
       return false;
   }
 
   TsrValue values[3];
   for (int i = 0; i < n; ++i) values[i].tag = TSR_VALUE_TENSOR;
-  if (lane.trailing == PointwiseLane::Trailing::Alpha) {
-    // As the meta rule's set_scalar: BOOL, FLOAT or INT as the dtype wants;
-    // a float alpha for an integer dtype (an error) and bool alphas take the rule.
-    const IValue& alpha = args[n];
-    TsrValue& v = values[n];
-    if (alpha.tag == IValue::Tag::Int) {
-      if (t == kBool) {
-        v.tag = TSR_VALUE_BOOL;
-        v.as.b = alpha.i != 0;
-      } else if (is_floating_type(t)) {
-        v.tag = TSR_VALUE_FLOAT;
-        v.as.f = static_cast<double>(alpha.i);
-      } else {
-        v.tag = TSR_VALUE_INT;
-        v.as.i = alpha.i;
-      }
-    } else if (alpha.tag == IValue::Tag::Double && is_floating_type(t)) {
-      v.tag = TSR_VALUE_FLOAT;
-      v.as.f = alpha.d;
-    } else {
-      return false;
-    }
-  } else if (lane.trailing == PointwiseLane::Trailing::NoneOnly) {
-    if (!args[n].is_none()) return false;
+  if (trailing == PointwiseLane::Trailing::Alpha) {
+    if (!args.alpha(n, t, values[n])) [[unlikely]] return false;
+  } else if (trailing == PointwiseLane::Trailing::NoneOnly) {
+    if (!args.trailing_none(n)) [[unlikely]] return false;
     values[n] = TsrValue{};
   }
 
   const DeviceTypeEntry& dev = device_entry(device);
-  if (dev.no_storage() || g_dispatch_trace) return false;
+  if (dev.no_storage() || g_dispatch_trace) [[unlikely]] return false;
   const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
-  if (k == nullptr) return false;
+  if (k == nullptr) [[unlikely]] return false;
 
   // The output: a kept tensor from the thread's tensor cache when it has one of
   // the size class (the common case, inline), else a new one.
@@ -93,36 +153,82 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   if (small_blocks::eligible(dev, device, nbytes) && !device_registry::retired(device.type()))
     o = TensorCache::reuse(device.type(), nbytes, a->sizes(), numel, out_dtype);
   if (o == nullptr) [[unlikely]] o = new_output(dev, device, a->sizes(), numel, out_dtype);
-  frame.outputs[0] = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
+  args.output() = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
 
   const DLDevice dl_device = dl_device_of(dev, device.index());
   DLTensor scratch[2];
-  for (int i = 0; i < n; ++i) values[i].as.tensor = arg_view(*args[i].tensor->unsafeGetTensorImpl(), dl_device, scratch[i]);
+  for (int i = 0; i < n; ++i) values[i].as.tensor = arg_view(*args.tensor(i), dl_device, scratch[i]);
   DLTensor dl_out;
   make_dl_of_new(*o, dl_device, dl_out);
-  TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, static_cast<size_t>(frame.num_args), &dl_out,
-                                     1, nullptr, &lane_allocate_output);
-  if (err != nullptr) [[unlikely]] fail_plugin_kernel(op, frame, dev, *k, t, err);
+  TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, args.num_args(), &dl_out, 1, nullptr,
+                                     &lane_allocate_output);
+  if (err != nullptr) [[unlikely]] args.fail(op, dev, *k, t, err);
+  return true;
+}
+
+// Whether Dispatcher::call would pick the op's structured kernel for tensors
+// with key bits `bits` (the trailing argument is a number or None): the keys
+// with the thread's included and excluded ones.
+[[gnu::always_inline]] inline bool dispatches_to_structured(const Operator& op, uint64_t bits) {
+  const LocalDispatchKeySet& tls = local_keys();
+  const int bit = ((DispatchKeySet(bits) | tls.included) - tls.excluded).highest();
+  if (bit < 0 || op.kernel_for(bit) != structured_kernel_function()) [[unlikely]] return false;
   return true;
 }
 
 }  // namespace
 
 bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
-  return lane_shaped(lane, frame) && run_lane(op, lane, frame);
+  return lane_shaped(lane, frame) && run_lane(op, lane, lane.num_tensors, lane.trailing, FrameArgs{frame});
 }
 
 bool dispatch_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame) {
   if (!lane_shaped(lane, frame)) return false;
-  // The kernel Dispatcher::call would pick: the keys are the tensors' (the
-  // trailing argument is a number or None) with the thread's included and
-  // excluded keys; only the op's structured kernel leads to the lane.
   uint64_t bits = frame.args[0].tensor->unsafeGetTensorImpl()->key_set().raw();
   if (lane.num_tensors == 2) bits |= frame.args[1].tensor->unsafeGetTensorImpl()->key_set().raw();
-  const LocalDispatchKeySet& tls = local_keys();
-  const int bit = ((DispatchKeySet(bits) | tls.included) - tls.excluded).highest();
-  if (bit < 0 || op.kernel_for(bit) != structured_kernel_function()) return false;
-  return run_lane(op, lane, frame);
+  return dispatches_to_structured(op, bits) && run_lane(op, lane, lane.num_tensors, lane.trailing, FrameArgs{frame});
 }
+
+namespace {
+// The typed call boxed for the dispatcher, when the lane does not take it.
+[[gnu::noinline]] Tensor call_boxed(const Operator& op, const Tensor& a, const Tensor* b, const Scalar* alpha) {
+  Tensor out;
+  IValue args[3];
+  Frame frame{args, box_typed(a, b, alpha, args), &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return out;
+}
+
+// call_pointwise for a call of N tensors and an alpha when kAlpha: the lane's
+// shape is then known at compile time.
+template <int N, bool kAlpha>
+[[gnu::always_inline]] inline Tensor call_pointwise_as(const Operator& op, const Tensor& a, const Tensor* b,
+                                                       const Scalar* alpha) {
+  constexpr auto kTrailing = kAlpha ? PointwiseLane::Trailing::Alpha : PointwiseLane::Trailing::Nothing;
+  Tensor out;
+  const PointwiseLane* lane = op.pointwise_lane();
+  const TensorImpl* ai = a.unsafeGetTensorImpl();
+  const TensorImpl* bi = N == 2 ? b->unsafeGetTensorImpl() : ai;
+  // Every way off the lane is marked unlikely: unmarked, the compiler's guess
+  // at a dozen branches makes the lane cold and leaves its helpers as calls.
+  if (lane == nullptr || lane->num_tensors != N || lane->trailing != kTrailing || ai == nullptr || bi == nullptr)
+      [[unlikely]] {
+    out = call_boxed(op, a, b, alpha);
+  } else if (!dispatches_to_structured(op, ai->key_set().raw() | bi->key_set().raw())) [[unlikely]] {
+    out = call_boxed(op, a, b, alpha);
+  } else if (!run_lane(op, *lane, N, kTrailing, TypedArgs{{&a, b}, alpha, out})) [[unlikely]] {
+    out = call_boxed(op, a, b, alpha);
+  }
+  return out;
+}
+}  // namespace
+
+Tensor call_pointwise(const Operator& op, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  return call_pointwise_as<2, true>(op, a, &b, &alpha);
+}
+Tensor call_pointwise(const Operator& op, const Tensor& a, const Tensor& b) {
+  return call_pointwise_as<2, false>(op, a, &b, nullptr);
+}
+Tensor call_pointwise(const Operator& op, const Tensor& a) { return call_pointwise_as<1, false>(op, a, nullptr, nullptr); }
 
 }  // namespace tessera

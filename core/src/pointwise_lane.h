@@ -39,4 +39,13 @@ bool run_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& fr
 /// nothing, when the call goes elsewhere (autograd, another kernel, no lane).
 bool dispatch_pointwise_lane(const Operator& op, const PointwiseLane& lane, Frame& frame);
 
+/// Calls `op` from the C++ API with typed arguments and no boxing on its fast
+/// path — op(a, b, alpha), op(a, b) or op(a), all borrowed for the call — and
+/// returns the result. Takes the lane when op has one of that shape and the
+/// call qualifies (as dispatch_pointwise_lane), else boxes the arguments for
+/// Dispatcher::call. Throws what that call throws.
+Tensor call_pointwise(const Operator& op, const Tensor& a, const Tensor& b, const Scalar& alpha);
+Tensor call_pointwise(const Operator& op, const Tensor& a, const Tensor& b);
+Tensor call_pointwise(const Operator& op, const Tensor& a);
+
 }  // namespace tessera

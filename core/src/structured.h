@@ -239,7 +239,7 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
 /// Calls plugin kernel k for `op` on device index `device_index` with dispatch
 /// dtype `dtype` (arguments and outputs borrowed for the call); returns the
 /// kernel's error, owned by the caller, or null.
-inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, int32_t device_index, ScalarType dtype,
+[[gnu::always_inline]] inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, int32_t device_index, ScalarType dtype,
                                     const TsrValue* args, size_t num_args, DLTensor* outputs, size_t num_outputs,
                                     TsrCallHandle handle, decltype(TsrKernelCall::allocate_output) allocate_output) {
   TsrKernelCall call;

@@ -10,6 +10,7 @@
 
 #include "device_registry.h"
 #include "ops/ops.h"
+#include "pointwise_lane.h"
 #include "structured.h"
 
 namespace tessera {
@@ -117,24 +118,21 @@ Tensor wrapped_number(const Scalar& s, Device device) {
 }
 }  // namespace ops
 
+// Pointwise ops try the lane with their typed arguments (no boxing);
+// call_pointwise boxes them only for the dispatcher.
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  static const Operator& op = ops::op_add();  // resolved once: tiny ops pay a guard test, not a call
-  return call(op, {V::of(a), V::of(b), V::of(alpha)});
+  return call_pointwise(ops::cached_op<ops::op_add>(), a, b, alpha);
 }
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  static const Operator& op = ops::op_sub();
-  return call(op, {V::of(a), V::of(b), V::of(alpha)});
+  return call_pointwise(ops::cached_op<ops::op_sub>(), a, b, alpha);
 }
-Tensor mul(const Tensor& a, const Tensor& b) {
-  static const Operator& op = ops::op_mul();
-  return call(op, {V::of(a), V::of(b)});
-}
+Tensor mul(const Tensor& a, const Tensor& b) { return call_pointwise(ops::cached_op<ops::op_mul>(), a, b); }
 Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
   return call(ops::op_div(), {V::of(a), V::of(b), mode ? V::of(*mode) : V::none()});
 }
-Tensor neg(const Tensor& a) { return call(ops::op_neg(), {V::of(a)}); }
-Tensor exp(const Tensor& a) { return call(ops::op_exp(), {V::of(a)}); }
-Tensor relu(const Tensor& a) { return call(ops::op_relu(), {V::of(a)}); }
+Tensor neg(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_neg>(), a); }
+Tensor exp(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_exp>(), a); }
+Tensor relu(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_relu>(), a); }
 Tensor sum(const Tensor& a, std::optional<ScalarType> dtype) {
   return call(ops::op_sum(), {V::of(a), V::none(), V::of(false), dtype ? V::of(*dtype) : V::none()});
 }

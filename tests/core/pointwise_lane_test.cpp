@@ -136,6 +136,74 @@ TEST(PointwiseLane, EveryUnaryAndBinaryOpMatchesTheMetaRulePathOnEveryDtype) {
   EXPECT_GT(compared, 1000);
 }
 
+namespace {
+// Runs a C++ API call, catching its error as run() does.
+template <typename F>
+Outcome run_api(F&& f) {
+  Outcome o;
+  try {
+    o.value = f();
+  } catch (const Error& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+}  // namespace
+
+// The C++ API's pointwise functions take the lane with their typed arguments
+// (call_pointwise, no boxing): the same oracle for them, on every dtype.
+TEST(PointwiseLane, TheCppApiTypedEntriesMatchTheMetaRulePathOnEveryDtype) {
+  using Binary = Tensor (*)(const Tensor&, const Tensor&);
+  using Unary = Tensor (*)(const Tensor&);
+  const std::pair<const char*, Binary> binaries[] = {
+      {"mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }},
+      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a, b); }},
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return eq(a, b); }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return lt(a, b); }},
+      {"logical_xor", [](const Tensor& a, const Tensor& b) { return logical_xor(a, b); }},
+      {"bitwise_and", [](const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }},
+      {"bitwise_left_shift", [](const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }},
+  };
+  const std::pair<const char*, Unary> unaries[] = {
+      {"neg", [](const Tensor& a) { return neg(a); }},         {"exp", [](const Tensor& a) { return exp(a); }},
+      {"relu", [](const Tensor& a) { return relu(a); }},       {"abs", [](const Tensor& a) { return abs(a); }},
+      {"sqrt", [](const Tensor& a) { return sqrt(a); }},       {"floor", [](const Tensor& a) { return floor(a); }},
+      {"isnan", [](const Tensor& a) { return isnan(a); }},     {"logical_not", [](const Tensor& a) { return logical_not(a); }},
+      {"bitwise_not", [](const Tensor& a) { return bitwise_not(a); }},
+  };
+  std::mt19937 rng(11);
+  auto& d = Dispatcher::instance();
+  int compared = 0;
+  for (ScalarType dtype : kDtypes) {
+    for (bool strided : {false, true}) {
+      const Tensor a0 = sample(dtype, {3, 4}, rng), b0 = sample(dtype, {3, 4}, rng);
+      const Tensor a = strided ? a0.reshape({4, 3}).t() : a0;
+      const Tensor b = strided ? b0.reshape({4, 3}).t() : b0;
+      const std::string on = " on " + std::string(dtype_name(dtype)) + (strided ? " (strided)" : "");
+      for (const auto& [name, f] : binaries) {
+        expect_same(run_api([&] { return f(a, b); }), run_meta_rule_path(d.get(name), {IValue::of(a), IValue::of(b)}),
+                    name + on);
+        ++compared;
+      }
+      for (const auto& [name, f] : unaries) {
+        expect_same(run_api([&] { return f(a); }), run_meta_rule_path(d.get(name), {IValue::of(a)}), name + on);
+        ++compared;
+      }
+      // add and sub with alpha as the default 1, an int, a float and a bool.
+      for (const Scalar& alpha : {Scalar(1), Scalar(2), Scalar(0.5), Scalar(true)}) {
+        const std::vector<IValue> args{IValue::of(a), IValue::of(b), IValue::of(alpha)};
+        const std::string with = on + " alpha " + std::to_string(alpha.to_double());
+        expect_same(run_api([&] { return add(a, b, alpha); }), run_meta_rule_path(d.get("add"), args), "add" + with);
+        expect_same(run_api([&] { return sub(a, b, alpha); }), run_meta_rule_path(d.get("sub"), args), "sub" + with);
+        compared += 2;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 10 * 2 * (9 + 9 + 8));
+}
+
 TEST(PointwiseLane, StridedInputsGiveAContiguousOutputWithTheRightValues) {
   // a = [[0, 3], [1, 4], [2, 5]] and b = 10 * a, both transposed views.
   const Tensor a = arange(6, kFloat).reshape({2, 3}).t();

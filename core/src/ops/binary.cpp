@@ -255,7 +255,7 @@ Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> roundi
 }
 
 #define TSR_BINARY_API(fn)                                                                                      \
-  Tensor fn(const Tensor& self, const Tensor& other) { return call(ops::op_##fn(), {V::of(self), V::of(other)}); } \
+  Tensor fn(const Tensor& self, const Tensor& other) { return call_pointwise(ops::cached_op<ops::op_##fn>(), self, other); } \
   Tensor fn(const Tensor& self, const Scalar& other) { return fn(self, num(other, self)); }                    \
   Tensor fn(const Scalar& self, const Tensor& other) { return fn(num(self, other), other); }                   \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Tensor& other) {                                      \

@@ -9,6 +9,7 @@
 
 #include "../pointwise_lane.h"
 
+#include <atomic>
 #include <initializer_list>
 
 namespace tessera::ops {
@@ -63,6 +64,22 @@ void declare_shape_ops();      // shape.cpp: cat, stack, split, flip, pad, tril.
 void declare_indexing_ops();   // indexing.cpp: gather, scatter, masked ops, nonzero...
 void declare_random_ops();     // random.cpp: the Philox generator's ops
 void declare_nn_ops();         // nn.cpp: softmax, norms, losses, convolution, pooling
+
+/// An op's handle, resolved on first use: a tiny op then pays one load (no
+/// guard, no registers saved for a cold call), the resolution out of line.
+template <const Operator& (*Resolve)()>
+[[gnu::noinline, gnu::cold]] const Operator* resolve_op(std::atomic<const Operator*>& slot) {
+  const Operator* op = &Resolve();
+  slot.store(op, std::memory_order_release);
+  return op;
+}
+template <const Operator& (*Resolve)()>
+[[gnu::always_inline]] inline const Operator& cached_op() {
+  constinit static std::atomic<const Operator*> slot{nullptr};
+  const Operator* op = slot.load(std::memory_order_acquire);
+  if (op == nullptr) [[unlikely]] op = resolve_op<Resolve>(slot);
+  return *op;
+}
 
 /// Calls `op` with boxed arguments and returns its single result.
 template <size_t N>

@@ -204,7 +204,7 @@ Tensor& exp_out(Tensor& out, const Tensor& self) { return ops::assign_out("exp_o
 Tensor& relu_out(Tensor& out, const Tensor& self) { return ops::assign_out("relu_out", relu(self), out); }
 
 #define TSR_UNARY_API(fn, R, E, A)                                                                       \
-  Tensor fn(const Tensor& self) { return ops::call(ops::op_##fn(), {V::of(self)}); }                   \
+  Tensor fn(const Tensor& self) { return call_pointwise(ops::cached_op<ops::op_##fn>(), self); }        \
   Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::assign_out(#fn "_out", fn(self), out); } \
   Tensor Tensor::fn() const { return tessera::fn(*this); }
 #define TSR_UNARY_INPLACE_API(fn, R, E, A) \
