@@ -10,7 +10,6 @@
 
 #include "device_registry.h"
 #include "ops/ops.h"
-#include "pointwise_lane.h"
 #include "structured.h"
 
 namespace tessera {
