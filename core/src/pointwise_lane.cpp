@@ -211,14 +211,10 @@ template <int N, bool kAlpha>
   const TensorImpl* bi = N == 2 ? b->unsafeGetTensorImpl() : ai;
   // Every way off the lane is marked unlikely: unmarked, the compiler's guess
   // at a dozen branches makes the lane cold and leaves its helpers as calls.
-  if (lane == nullptr || lane->num_tensors != N || lane->trailing != kTrailing || ai == nullptr || bi == nullptr)
-      [[unlikely]] {
+  if (lane == nullptr || lane->num_tensors != N || lane->trailing != kTrailing || ai == nullptr || bi == nullptr ||
+      !dispatches_to_structured(op, ai->key_set().raw() | bi->key_set().raw()) ||
+      !run_lane(op, *lane, N, kTrailing, TypedArgs{{&a, b}, alpha, out})) [[unlikely]]
     out = call_boxed(op, a, b, alpha);
-  } else if (!dispatches_to_structured(op, ai->key_set().raw() | bi->key_set().raw())) [[unlikely]] {
-    out = call_boxed(op, a, b, alpha);
-  } else if (!run_lane(op, *lane, N, kTrailing, TypedArgs{{&a, b}, alpha, out})) [[unlikely]] {
-    out = call_boxed(op, a, b, alpha);
-  }
   return out;
 }
 }  // namespace
