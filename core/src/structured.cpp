@@ -2,6 +2,7 @@
 
 #include <tessera/error.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <new>
 
@@ -373,6 +374,41 @@ int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim) {
                                  " dimension(s) (expected a value in [", -n, ", ", n - 1, "])"));
   }
   return dim < 0 ? dim + n : dim;
+}
+
+namespace {
+// The first and one-past-the-last byte a tensor with data and elements can touch.
+struct ByteSpan {
+  uintptr_t lo, hi;
+};
+ByteSpan byte_span(const TensorImpl& t) {
+  const int64_t es = static_cast<int64_t>(element_size(t.dtype()));
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  int64_t lo = 0, hi = 0;  // in elements, relative to the first element
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t extent = (sizes[i] - 1) * strides[i];
+    (extent < 0 ? lo : hi) += extent;
+  }
+  const auto base = reinterpret_cast<uintptr_t>(t.data());
+  return {base + static_cast<uintptr_t>(lo * es), base + static_cast<uintptr_t>((hi + 1) * es)};
+}
+}  // namespace
+
+MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept {
+  const TensorImpl* x = a.unsafeGetTensorImpl();
+  const TensorImpl* y = b.unsafeGetTensorImpl();
+  if (x == nullptr || y == nullptr || x->device() != y->device() || x->numel() == 0 || y->numel() == 0)
+    return MemoryOverlap::kNone;
+  if (x->data() == nullptr || y->data() == nullptr) return MemoryOverlap::kNone;
+  if (x->data() == y->data() && element_size(x->dtype()) == element_size(y->dtype()) &&
+      x->sizes().equals(y->sizes()) && x->strides().equals(y->strides()))
+    return MemoryOverlap::kFull;
+  const ByteSpan p = byte_span(*x), q = byte_span(*y);
+  return p.lo < q.hi && q.lo < p.hi ? MemoryOverlap::kPartial : MemoryOverlap::kNone;
+}
+
+Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self) {
+  return memory_overlap(in, self) == MemoryOverlap::kNone ? in : in.clone();
 }
 
 void check_writable(const Operator& op, const Tensor& t) {
