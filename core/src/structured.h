@@ -297,7 +297,13 @@ MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept;
 Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self);
 
 /// Creates an uninitialized tensor on a device (used by rules and factories).
+/// When the plugin runs out of memory, the core releases the blocks it caches
+/// on the calling thread (kept small tensors, small blocks) and asks once more;
+/// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
+/// plugin and what was released (the plugin's message says what it released).
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// Throws `e` again with "<op name>: " in front (an op's output allocation failed).
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
 /// empty_on for a caller that knows `sizes` are valid (none negative) and
 /// `numel` is their product: `e` is device's entry.
 Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);

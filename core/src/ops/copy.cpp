@@ -122,7 +122,11 @@ void arange_meta(StructuredCall& c) {
 void empty_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   TSR_CHECK(f.args[2].tag == IValue::Tag::Device, ValueError, op.name(), ": a device is required");
   const ScalarType dtype = f.args[1].is_none() ? kDefaultFloat : f.args[1].dtype;
-  f.outputs[0] = empty_on(f.args[0].int_list(), dtype, f.args[2].device);
+  try {
+    f.outputs[0] = empty_on(f.args[0].int_list(), dtype, f.args[2].device);
+  } catch (const OutOfMemoryError& e) {
+    rethrow_out_of_memory(op, e);
+  }
 }
 
 }  // namespace
