@@ -20,11 +20,17 @@ TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, c
                                                          " is not a data-dependent output awaiting allocation");
 }
 
-// A new output when the tensor cache has none to give: one reference, owned by the caller.
-[[gnu::noinline]] TensorImpl* new_output(const DeviceTypeEntry& dev, Device device, IntArrayRef sizes, int64_t numel,
+// A new output when the tensor cache has none to give: one reference, owned by
+// the caller. Running out of memory is reported under op's name. (Six
+// arguments, all in registers: a seventh on the stack changed the lane's frame.)
+[[gnu::noinline]] TensorImpl* new_output(const Operator& op, Device device, IntArrayRef sizes, int64_t numel,
                                          ScalarType dtype) {
-  boost::intrusive_ptr<TensorImpl> t = allocate_contiguous(dev, device, sizes, numel, dtype).impl();
-  return t.detach();
+  try {
+    boost::intrusive_ptr<TensorImpl> t = allocate_contiguous(device_entry(device), device, sizes, numel, dtype).impl();
+    return t.detach();
+  } catch (const OutOfMemoryError& e) {
+    rethrow_out_of_memory(op, e);
+  }
 }
 
 // The frame holds the lane's arguments: its tensors (defined), then the trailing one.
@@ -152,7 +158,7 @@ template <class Args>
   TensorImpl* o = nullptr;
   if (small_blocks::eligible(dev, device, nbytes) && !device_registry::retired(device.type()))
     o = TensorCache::reuse(device.type(), nbytes, a->sizes(), numel, out_dtype);
-  if (o == nullptr) [[unlikely]] o = new_output(dev, device, a->sizes(), numel, out_dtype);
+  if (o == nullptr) [[unlikely]] o = new_output(op, device, a->sizes(), numel, out_dtype);
   args.output() = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
 
   const DLDevice dl_device = dl_device_of(dev, device.index());

@@ -5,10 +5,19 @@
 
 namespace tessera::small_blocks {
 
-Cache::~Cache() {
+size_t Cache::bytes() const noexcept {
+  size_t n = 0;
+  for (int t = 0; t < kMaxTypes; ++t)
+    for (int c = 0; c < kClasses; ++c) n += count[t][c] * (c + 1) * kGranule;
+  return n;
+}
+
+size_t Cache::release() noexcept {
+  size_t freed = 0;
   for (int t = 0; t < kMaxTypes; ++t) {
-    const DeviceTypeEntry* e = device_registry::get(static_cast<DeviceTypeId>(t));
     for (int c = 0; c < kClasses; ++c) {
+      if (count[t][c] == 0) continue;
+      const DeviceTypeEntry* e = device_registry::get(static_cast<DeviceTypeId>(t));
       for (int i = 0; i < count[t][c]; ++i) {
         const Block& b = blocks[t][c][i];
         try {
@@ -17,9 +26,12 @@ Cache::~Cache() {
           std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception\n", e->plugin_name.c_str());
         }
         intrusive_ptr_release(b.plugin);
+        freed += (c + 1) * kGranule;
       }
+      count[t][c] = 0;
     }
   }
+  return freed;
 }
 
 constinit thread_local Cache* tls_cache __attribute__((tls_model("initial-exec"))) = nullptr;
@@ -34,6 +46,10 @@ struct Owner {
   }
 };
 }  // namespace
+
+size_t thread_cached_bytes() noexcept { return tls_cache != nullptr ? tls_cache->bytes() : 0; }
+
+size_t release_thread() noexcept { return tls_cache != nullptr ? tls_cache->release() : 0; }
 
 Cache* create_cache() noexcept {
   if (tls_state == State::Alive) return tls_cache;

@@ -7,8 +7,9 @@
 // takes it back. A tiny op then costs no plugin allocate/deallocate round trip
 // and no reference-count traffic on the plugin: the cached block keeps the
 // plugin reference its storage held. Each thread keeps at most kPerClass blocks
-// per class and returns them to their plugins when it exits. (The full caching
-// allocator with streams, events and statistics is a later piece of work.)
+// per class and returns them to their plugins when it exits, or when an
+// allocation on it fails (release_thread). (The full caching allocator with
+// streams, events and statistics is a later piece of work.)
 #pragma once
 
 #include <tessera/storage.h>
@@ -42,7 +43,9 @@ struct Block {
 struct Cache {
   Block blocks[kMaxTypes][kClasses][kPerClass];
   uint8_t count[kMaxTypes][kClasses] = {};
-  ~Cache();  // returns the blocks to their plugins
+  ~Cache() { release(); }
+  size_t bytes() const noexcept;  // cached bytes (whole size classes)
+  size_t release() noexcept;      // returns every block to its plugin; the bytes returned
 };
 // Plain thread_locals (one %fs-relative load each); the cache itself is on the
 // heap so the static TLS block stays small for a libtessera loaded by dlopen.
@@ -53,6 +56,15 @@ extern constinit thread_local State tls_state __attribute__((tls_model("initial-
 Cache* create_cache() noexcept;
 
 inline int class_of(size_t nbytes) { return static_cast<int>(rounded(nbytes) / kGranule) - 1; }
+
+/// Bytes the calling thread's cache holds (0 if it has none). No throw.
+size_t thread_cached_bytes() noexcept;
+/// Returns the calling thread's cached blocks to their plugins (and drops the
+/// plugin references they held); returns the bytes returned. Called when an
+/// allocation fails, before it is retried. Other threads' caches are left
+/// alone: they are unsynchronized, and each is bounded (kPerClass blocks per
+/// class, at most ~68 KiB per device type). No throw.
+size_t release_thread() noexcept;
 
 /// A cached block of this type and size class, with the plugin reference it
 /// holds moved into `owner`; null if none.

@@ -2,6 +2,7 @@
 
 #include <tessera/error.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <new>
 
@@ -55,7 +56,36 @@ namespace {
                                                            TsrError* err) {
   throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
 }
+
+// The plugin's allocate failed with `err`. If it ran out of memory (having
+// released its own caches, as a plugin should), the blocks the core keeps on
+// this thread may be what is missing: release them and ask once more. Returns
+// the block, or throws OutOfMemoryError naming the request, the device, the
+// plugin and what was released.
+[[gnu::cold, gnu::noinline]] void* allocate_under_pressure(const DeviceTypeEntry& e, Device device, size_t request,
+                                                          size_t nbytes, IntArrayRef sizes, ScalarType dtype,
+                                                          TsrError* err) {
+  if (err->code != TSR_ERROR_OUT_OF_MEMORY) fail_allocate(e, device, nbytes, err);
+  const std::string first = take_error_message(err);
+  // Disjoint: a kept tensor's block is its storage's, not in the block cache.
+  const size_t kept = TensorCache::thread_cached_bytes(), blocks = small_blocks::thread_cached_bytes();
+  TensorCache::release_thread();  // their blocks join the block cache or go to their plugin
+  small_blocks::release_thread();
+  void* ptr = nullptr;
+  err = call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
+  if (err == nullptr) return ptr;
+  if (err->code != TSR_ERROR_OUT_OF_MEMORY) fail_allocate(e, device, nbytes, err);
+  throw_abi_error(err, detail::str("out of memory allocating ", nbytes, " bytes for a ", dtype_name(dtype), sizes,
+                                   " tensor on ", device.str(), " (plugin '", e.plugin_name, "'): the plugin said \"",
+                                   first, "\"; the core then released the blocks it cached on this thread (",
+                                   kept + blocks, " bytes: ", kept, " in kept small tensors, ", blocks,
+                                   " in cached small blocks) and retried; the plugin said"));
+}
 }  // namespace
+
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e) {
+  throw OutOfMemoryError(op.name() + ": " + e.what());
+}
 
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
   int64_t numel = 1;
@@ -87,7 +117,7 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
       const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
       TsrError* err =
           call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
-      if (err != nullptr) [[unlikely]] fail_allocate(e, device, nbytes, err);
+      if (err != nullptr) [[unlikely]] ptr = allocate_under_pressure(e, device, request, nbytes, sizes, dtype, err);
       owner = PluginRef(e.plugin);
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
@@ -225,7 +255,13 @@ void StructuredCall::run() {
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
   for (int i = 0; i < num_outputs_; ++i) {
-    if (out_kind_[i] == 0) outputs_[i] = empty_on(out_shape_[i], out_dtypes_[i], device);
+    if (out_kind_[i] == 0) {
+      try {
+        outputs_[i] = empty_on(out_shape_[i], out_dtypes_[i], device);
+      } catch (const OutOfMemoryError& e) {
+        rethrow_out_of_memory(op_, e);
+      }
+    }
     if (out_kind_[i] == 2) {
       if (dev.no_storage()) [[unlikely]] fail_data_dependent_on_no_storage(dev);
       all_empty = false;
@@ -373,6 +409,41 @@ int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim) {
                                  " dimension(s) (expected a value in [", -n, ", ", n - 1, "])"));
   }
   return dim < 0 ? dim + n : dim;
+}
+
+namespace {
+// The first and one-past-the-last byte a tensor with data and elements can touch.
+struct ByteSpan {
+  uintptr_t lo, hi;
+};
+ByteSpan byte_span(const TensorImpl& t) {
+  const int64_t es = static_cast<int64_t>(element_size(t.dtype()));
+  const IntArrayRef sizes = t.sizes(), strides = t.strides();
+  int64_t lo = 0, hi = 0;  // in elements, relative to the first element
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const int64_t extent = (sizes[i] - 1) * strides[i];
+    (extent < 0 ? lo : hi) += extent;
+  }
+  const auto base = reinterpret_cast<uintptr_t>(t.data());
+  return {base + static_cast<uintptr_t>(lo * es), base + static_cast<uintptr_t>((hi + 1) * es)};
+}
+}  // namespace
+
+MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept {
+  const TensorImpl* x = a.unsafeGetTensorImpl();
+  const TensorImpl* y = b.unsafeGetTensorImpl();
+  if (x == nullptr || y == nullptr || x->device() != y->device() || x->numel() == 0 || y->numel() == 0)
+    return MemoryOverlap::kNone;
+  if (x->data() == nullptr || y->data() == nullptr) return MemoryOverlap::kNone;
+  if (x->data() == y->data() && element_size(x->dtype()) == element_size(y->dtype()) &&
+      x->sizes().equals(y->sizes()) && x->strides().equals(y->strides()))
+    return MemoryOverlap::kFull;
+  const ByteSpan p = byte_span(*x), q = byte_span(*y);
+  return p.lo < q.hi && q.lo < p.hi ? MemoryOverlap::kPartial : MemoryOverlap::kNone;
+}
+
+Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self) {
+  return memory_overlap(in, self) == MemoryOverlap::kNone ? in : in.clone();
 }
 
 void check_writable(const Operator& op, const Tensor& t) {

@@ -278,8 +278,32 @@ int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim);
 /// Checks that `t` may be written in place by `op` (not read-only, no internal overlap).
 void check_writable(const Operator& op, const Tensor& t);
 
+/// How the memory of two tensors relates, judged by addresses, not by storage:
+/// tensors over one buffer made separately (two DLPack imports, from_blob, a
+/// view) alias exactly when views of one storage would.
+enum class MemoryOverlap : uint8_t {
+  kNone,     // no byte in common: other devices, no data, empty, or disjoint byte ranges
+  kFull,     // the same elements: same first byte, element size, sizes and strides
+  kPartial,  // otherwise, the spans [lowest byte, highest byte] intersect (conservative:
+             // interleaved views that share no element count too)
+};
+/// Compares `a` and `b` as above: a few integers per dimension, no allocation.
+/// Tensors on different devices never overlap (ops refuse mixing them; moves
+/// between devices go through a fresh contiguous copy). Thread-safe, no throw.
+MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept;
+/// `in`, or a copy of it (clone) when it shares any memory with `self`:
+/// for an in-place op whose kernel may read an element of `in` after writing
+/// another of `self` (matmul, scatter, index_add...).
+Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self);
+
 /// Creates an uninitialized tensor on a device (used by rules and factories).
+/// When the plugin runs out of memory, the core releases the blocks it caches
+/// on the calling thread (kept small tensors, small blocks) and asks once more;
+/// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
+/// plugin and what was released (the plugin's message says what it released).
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// Throws `e` again with "<op name>: " in front (an op's output allocation failed).
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
 /// empty_on for a caller that knows `sizes` are valid (none negative) and
 /// `numel` is their product: `e` is device's entry.
 Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);

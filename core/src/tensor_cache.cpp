@@ -23,6 +23,28 @@ struct Owner {
 };
 }  // namespace
 
+size_t TensorCache::thread_cached_bytes() noexcept {
+  const Slots* s = tls_slots;
+  if (s == nullptr) return 0;
+  size_t n = 0;
+  for (int t = 0; t < small_blocks::kMaxTypes; ++t)
+    for (int c = 0; c < small_blocks::kClasses; ++c) n += s->count[t][c] * (c + 1) * small_blocks::kGranule;
+  return n;
+}
+
+size_t TensorCache::release_thread() noexcept {
+  Slots* s = tls_slots;
+  if (s == nullptr) return 0;
+  size_t n = 0;
+  for (int t = 0; t < small_blocks::kMaxTypes; ++t)
+    for (int c = 0; c < small_blocks::kClasses; ++c)
+      while (s->count[t][c] > 0) {
+        delete s->kept[t][c][--s->count[t][c]];  // not through on_last_release: nothing is kept again
+        n += (c + 1) * small_blocks::kGranule;
+      }
+  return n;
+}
+
 TensorCache::Slots* TensorCache::create_slots() noexcept {
   if (tls_state == State::Alive) return tls_slots;
   if (tls_state == State::Dead) return nullptr;

@@ -8,7 +8,8 @@
 // and dtype and a fresh version counter: one pop instead of two object
 // allocations and a block lookup, and no destructor chain on release. Each
 // thread keeps at most small_blocks::kPerClass tensors per class and deletes
-// them (through their destructors) when it exits.
+// them (through their destructors) when it exits, or when an allocation on it
+// fails (release_thread).
 #pragma once
 
 #include <tessera/tensor_impl.h>
@@ -31,6 +32,15 @@ class TensorCache {
   /// caller checked the type is not retired.
   [[gnu::always_inline]] static TensorImpl* reuse(DeviceTypeId type, size_t nbytes, IntArrayRef sizes, int64_t numel,
                            ScalarType dtype) noexcept;
+  /// Bytes of the blocks the calling thread's kept tensors hold (whole size
+  /// classes; disjoint from small_blocks' cache). No throw.
+  static size_t thread_cached_bytes() noexcept;
+  /// Deletes the calling thread's kept tensors; their blocks go where a freed
+  /// block goes (the thread's small-block cache or their plugin). Returns the
+  /// bytes of those blocks. Called when an allocation fails, before it is
+  /// retried; other threads' kept tensors are left alone (unsynchronized, and
+  /// bounded like the small-block cache). No throw.
+  static size_t release_thread() noexcept;
 
   // The per-thread slots, in the header so keep/reuse inline into the release
   // and allocation paths.

@@ -9,11 +9,15 @@
 #include <tessera/sdk/dtype.hpp>
 
 #include <dlfcn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -675,6 +679,54 @@ TEST_F(CpuPlugin, AllocatesAlignedMemory) {
     EXPECT_EQ(take(d.allocate(d.context, 0, std::numeric_limits<size_t>::max() / 2, nullptr, &p)).code,
               TSR_ERROR_OUT_OF_MEMORY);
   }
+  // Sizes whose rounding up to whole pages would wrap around (to a tiny block).
+  for (size_t n : {std::numeric_limits<size_t>::max(), std::numeric_limits<size_t>::max() - 100}) {
+    p = nullptr;
+    const Failure f = take(d.allocate(d.context, 0, n, nullptr, &p));
+    EXPECT_EQ(f.code, TSR_ERROR_OUT_OF_MEMORY) << n;
+    EXPECT_NE(f.message.find(std::to_string(n) + " bytes"), std::string::npos) << f.message;
+  }
+}
+
+// Under an address-space limit (in a forked child, so the limit stays there):
+// a freed large block stays in the plugin's cache, and an allocation that fits
+// only without it must still succeed: allocate releases the cache and retries.
+// Then an impossible one names the bytes and what the cache held.
+TEST_F(CpuPlugin, AllocateReleasesCachedBlocksBeforeRunningOutOfMemory) {
+  if (kAddressSanitizer) GTEST_SKIP() << "the sanitizer reserves address space of its own";
+  const TsrDeviceTypeDesc& d = plugin().device();
+  constexpr size_t kMiB = size_t{1} << 20;
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // the child: no gtest assertions, an exit code per failure
+    long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    if (pages <= 0) _exit(2);
+    const rlim_t vsz = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+    const rlimit limit{vsz + 256 * kMiB, RLIM_INFINITY};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    void* a = nullptr;
+    if (d.allocate(d.context, 0, 160 * kMiB, nullptr, &a) != nullptr) _exit(4);
+    d.deallocate(d.context, 0, a, 160 * kMiB, nullptr);  // cached (the budget is >= 160 MiB on test machines)
+    void* b = nullptr;
+    TsrError* err = d.allocate(d.context, 0, 161 * kMiB, nullptr, &b);  // another size: not served from the cache
+    if (err != nullptr) _exit(5);
+    d.deallocate(d.context, 0, b, 161 * kMiB, nullptr);
+    err = d.allocate(d.context, 0, 512 * kMiB, nullptr, &b);
+    if (err == nullptr || err->code != TSR_ERROR_OUT_OF_MEMORY) _exit(6);
+    const std::string m = err->message != nullptr ? err->message : "";
+    if (m.find(std::to_string(512 * kMiB) + " bytes") == std::string::npos) _exit(7);
+    if (m.find("cache of freed blocks held") == std::string::npos) _exit(8);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2-3: setup failed; 4: the first block; 5: the second block (the cache was "
+                                       "not released); 6-8: the impossible request's error";
 }
 
 TEST_F(CpuPlugin, CopiesBytesInEveryDirection) {

@@ -8,6 +8,7 @@
 #include "accumulate_grad.h"
 #include "autograd_meta.h"
 
+#include <algorithm>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -80,58 +81,65 @@ class GraphTask {
  public:
   GraphTask(bool keep_graph, bool create_graph) : keep_graph_(keep_graph), create_graph_(create_graph) {}
 
-  // Every node reachable from the roots.
+  // Every node reachable from the roots, in post-order: each node after all
+  // its next nodes (the graph is a DAG). One iterative depth-first walk (an
+  // explicit stack: chains of any length do not touch the C stack), linear in
+  // nodes plus edges.
   void discover(const edge_list& roots) {
-    std::vector<Node*> stack;
-    auto visit = [&](Node* n) {
-      if (state_.try_emplace(n).second) stack.push_back(n);
+    struct Visit {
+      Node* node;
+      uint32_t next;  // the next edge to follow
     };
+    std::vector<Visit> stack;
     state_.reserve(64);
-    for (const Edge& r : roots)
-      if (r.function) visit(r.function.get());
-    while (!stack.empty()) {
-      Node* n = stack.back();
-      stack.pop_back();
-      order_.push_back(n);
-      for (const Edge& e : n->next_edges())
-        if (e.function) visit(e.function.get());
+    auto visit = [&](Node* n) {
+      if (n != nullptr && state_.try_emplace(n).second) stack.push_back({n, 0});
+    };
+    for (const Edge& r : roots) {
+      visit(r.function.get());
+      while (!stack.empty()) {
+        Visit& v = stack.back();
+        const edge_list& edges = v.node->next_edges();
+        if (v.next < edges.size()) {
+          visit(edges[v.next++].function.get());  // may reallocate the stack: v is not used after
+        } else {
+          order_.push_back(v.node);
+          stack.pop_back();
+        }
+      }
     }
   }
 
   // Which nodes run: all (plain backward), or those leading to a target
-  // (grad() captures, backward(inputs=) accumulations); then each active
-  // node's count of edges from running nodes.
+  // (grad() captures, backward(inputs=) accumulations): a node runs if it is a
+  // run target or one of its next nodes is a target or runs, decided in one
+  // pass over the post-order, where every next node is final before the node.
+  // Then each active node's count of edges from running nodes.
   void select(bool all, const std::unordered_set<Node*>& targets, const std::unordered_set<Node*>& run_targets) {
     for (Node* t : targets)
       if (auto it = state_.find(t); it != state_.end()) it->second.target = true;
-    if (all) {
-      for (auto& [n, st] : state_) st.execute = true;
-    } else {
-      for (Node* t : run_targets)
-        if (auto it = state_.find(t); it != state_.end()) it->second.execute = true;
-      bool changed = true;  // a DAG: a few passes reach the fixed point
-      while (changed) {
-        changed = false;
-        for (Node* n : order_) {
-          State& st = state_[n];
-          if (st.execute) continue;
-          for (const Edge& e : n->next_edges()) {
-            if (!e.function) continue;
-            const State& c = state_[e.function.get()];
-            if (c.target || c.execute) {
-              st.execute = true;
-              changed = true;
-              break;
-            }
-          }
+    for (Node* t : run_targets)
+      if (auto it = state_.find(t); it != state_.end()) it->second.execute = true;
+    for (Node* n : order_) {
+      State& st = state_.find(n)->second;
+      if (all) {
+        st.execute = true;
+        continue;
+      }
+      if (st.execute) continue;
+      for (const Edge& e : n->next_edges()) {
+        if (!e.function) continue;
+        if (state_.find(e.function.get())->second.active()) {
+          st.execute = true;
+          break;
         }
       }
     }
     for (Node* n : order_) {
-      if (!state_[n].execute) continue;
+      if (!state_.find(n)->second.execute) continue;
       for (const Edge& e : n->next_edges())
         if (e.function) {
-          State& c = state_[e.function.get()];
+          State& c = state_.find(e.function.get())->second;
           if (c.active()) ++c.deps;
         }
     }
@@ -143,7 +151,12 @@ class GraphTask {
     add_to_buffer(root.function.get(), it->second, root.input_nr, std::move(g));
   }
 
-  void set_captures(std::vector<Capture> c) { captures_ = std::move(c); }
+  // Sorted by node, so a target finds its captures in O(log n) (grad() may
+  // ask for many inputs).
+  void set_captures(std::vector<Capture> c) {
+    captures_ = std::move(c);
+    std::sort(captures_.begin(), captures_.end(), [](const Capture& a, const Capture& b) { return a.node < b.node; });
+  }
 
   std::vector<Tensor> run(size_t num_results, const std::vector<std::shared_ptr<Node>>& root_nodes) {
     std::vector<Tensor> results(num_results);
@@ -167,8 +180,10 @@ class GraphTask {
         for (uint32_t i = 0; i < inputs.size(); ++i)
           if (inputs[i].defined()) inputs[i] = n->run_tensor_hooks(i, std::move(inputs[i]));
       if (st.target)
-        for (const Capture& c : captures_)
-          if (c.node == n && c.input_nr < inputs.size()) results[c.index] = inputs[c.input_nr];
+        for (auto c = std::lower_bound(captures_.begin(), captures_.end(), n,
+                                       [](const Capture& a, const Node* b) { return a.node < b; });
+             c != captures_.end() && c->node == n; ++c)
+          if (c->input_nr < inputs.size()) results[c->index] = inputs[c->input_nr];
       if (!st.execute) continue;
       variable_list outs = n->apply(std::move(inputs));
       if (!keep_graph_) n->release_variables();

@@ -10,11 +10,6 @@
 #include "ops.h"
 
 namespace tessera::ops {
-namespace {
-
-bool same_memory_region(const Tensor& a, const Tensor& b);
-}  // namespace
-
 Tensor transfer(const Operator& op, const Tensor& src, Device to) {
   const DeviceTypeEntry& s = device_entry(src.device());
   const DeviceTypeEntry& d = device_entry(to);
@@ -59,10 +54,6 @@ Tensor transfer(const Operator& op, const Tensor& src, Device to) {
 }
 
 namespace {
-bool same_memory_region(const Tensor& a, const Tensor& b) {
-  return a.storage().get() == b.storage().get() && a.storage()->data() != nullptr;
-}
-
 void copy_meta(StructuredCall& c) {
   const Tensor& self = c.tensor_arg(0);
   Tensor src = c.tensor_arg(1);
@@ -73,10 +64,11 @@ void copy_meta(StructuredCall& c) {
   c.device = self.device();
   if (src.device() != self.device()) {
     src = transfer(c.op(), src, self.device());
-  } else if (same_memory_region(self, src)) {
-    // Overlapping source and destination: read from a snapshot.
-    if (!(self.data_ptr() == src.data_ptr() && self.strides().equals(src.strides()) && self.sizes().equals(src.sizes())))
-      src = src.clone();
+  } else if (memory_overlap(self, src) == MemoryOverlap::kPartial) {
+    // Source and destination share memory (judged by addresses: views of one
+    // storage or separate imports of one buffer) but not element for element:
+    // read from a snapshot, as a copy of separate memory would.
+    src = src.clone();
   }
   c.add_aliased_output(self);
   c.set_tensor(0, self);
@@ -130,7 +122,11 @@ void arange_meta(StructuredCall& c) {
 void empty_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   TSR_CHECK(f.args[2].tag == IValue::Tag::Device, ValueError, op.name(), ": a device is required");
   const ScalarType dtype = f.args[1].is_none() ? kDefaultFloat : f.args[1].dtype;
-  f.outputs[0] = empty_on(f.args[0].int_list(), dtype, f.args[2].device);
+  try {
+    f.outputs[0] = empty_on(f.args[0].int_list(), dtype, f.args[2].device);
+  } catch (const OutOfMemoryError& e) {
+    rethrow_out_of_memory(op, e);
+  }
 }
 
 }  // namespace

@@ -144,7 +144,9 @@ void scatter_meta(StructuredCall& c) {
   c.add_aliased_output(self);
   c.set_tensor(0, self);
   c.set_int(1, dim);
-  c.set_tensor(2, index);
+  // The kernel reads index and src while writing self at other positions: any
+  // shared memory (even src being exactly self) is read from a snapshot.
+  c.set_tensor(2, snapshot_if_overlapping(index, self));
   if constexpr (ValueForm) {
     c.set_scalar(3, c.arg(3).to_scalar(), self.scalar_type());
   } else {
@@ -153,7 +155,7 @@ void scatter_meta(StructuredCall& c) {
     TSR_CHECK(dims_of(src) == dims_of(index), ValueError, c.op().name(),
               ": src must have as many dims as index, got shapes ", src.sizes(), " and ", index.sizes());
     // The kernel reads src at index's positions: the leading corner of src.
-    Tensor s = unaliased(src, self);
+    Tensor s = snapshot_if_overlapping(src, self);
     for (int64_t d = 0; d < index.dim(); ++d) {
       TSR_CHECK(index.size(d) <= size_or_1(src, d), ValueError, c.op().name(), ": index shape ", index.sizes(),
                 " exceeds src shape ", src.sizes(), " in dim ", d);
@@ -187,17 +189,19 @@ void index_add_meta(StructuredCall& c) {
   const Scalar alpha = c.arg(4).to_scalar();
   TSR_CHECK(!(alpha.is_floating_point() && !is_floating_type(self.scalar_type())), TypeError, c.op().name(),
             ": for integer or bool tensors alpha must not be a floating-point number (got ", alpha, ")");
-  Tensor src = unaliased(source, self);
+  // As scatter_: index and source are read while self is written elsewhere.
+  Tensor src = snapshot_if_overlapping(source, self);
   const bool unit = alpha.is_bool() ? alpha.to_bool() : alpha.to_double() == 1.0;
   if (!unit) src = src.mul(alpha).to(self.scalar_type());
   c.add_aliased_output(self);
   c.set_tensor(0, self);
   c.set_int(1, dim);
+  const Tensor idx = snapshot_if_overlapping(index, self);
   if (self.dim() == 0) {
-    c.set_tensor(2, index.reshape({}));
+    c.set_tensor(2, idx.reshape({}));
     c.set_tensor(3, src.reshape({}));
   } else {
-    c.set_tensor(2, index.reshape(line_shape(self.dim(), dim, n)).expand(source.sizes()));
+    c.set_tensor(2, idx.reshape(line_shape(self.dim(), dim, n)).expand(source.sizes()));
     c.set_tensor(3, src);
   }
   c.dispatch_dtype = self.scalar_type();

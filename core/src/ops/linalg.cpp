@@ -133,8 +133,8 @@ void addmm_meta(StructuredCall& c) {
     TSR_CHECK(self.sizes().equals(out_shape), ValueError, c.op().name(), ": self of shape ", self.sizes(),
               " does not match the product's shape ", out_shape);
     // The kernel writes self while reading the matrices: read those from copies.
-    if (a.storage().get() == self.storage().get() && self.storage()->data() != nullptr) mat1 = a.clone();
-    if (b.storage().get() == self.storage().get() && self.storage()->data() != nullptr) mat2 = b.clone();
+    mat1 = snapshot_if_overlapping(a, self);
+    mat2 = snapshot_if_overlapping(b, self);
     c.add_aliased_output(self);
     c.set_tensor(0, self);
   } else {

@@ -27,14 +27,13 @@ inline void add_inplace_output(StructuredCall& c, const Tensor& self, IntArrayRe
   }
 }
 
-// An input of an in-place op that shares memory with self without being exactly
-// self is read from a snapshot, so the result does not depend on the order the
-// kernel visits elements in (NumPy's semantics).
+// An input of an elementwise in-place op that shares memory with self without
+// being exactly self's elements is read from a snapshot, so the result does not
+// depend on the order the kernel visits elements in (NumPy's semantics). Judged
+// by addresses (memory_overlap), so separately imported views of one buffer
+// count as well as views of one storage.
 inline Tensor unaliased(const Tensor& in, const Tensor& self) {
-  if (in.storage().get() != self.storage().get() || self.storage()->data() == nullptr) return in;
-  if (in.data_ptr() == self.data_ptr() && in.sizes().equals(self.sizes()) && in.strides().equals(self.strides()))
-    return in;
-  return in.clone();
+  return memory_overlap(in, self) == MemoryOverlap::kPartial ? in.clone() : in;
 }
 
 }  // namespace tessera::ops

@@ -125,7 +125,7 @@ void bernoulli_tensor_meta(StructuredCall& c) {
   TSR_CHECK(self.sizes().equals(shape), ValueError, c.op().name(), ": p of shape ", p.sizes(),
             " cannot be broadcast to self's shape ", self.sizes());
   inplace_self(c);
-  c.set_tensor(1, cast_and_expand(p.storage().get() == self.storage().get() ? p.clone() : p, kDouble, self.sizes()));
+  c.set_tensor(1, cast_and_expand(snapshot_if_overlapping(p, self), kDouble, self.sizes()));
   set_stream(c, 2);
 }
 

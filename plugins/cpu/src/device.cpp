@@ -64,26 +64,39 @@ TsrError* describe_device(void*, int32_t index, char* buf, size_t buf_size) noex
   });
 }
 
+// malloc failed: the freed blocks the large-block cache keeps may be what is
+// missing, so free them all and try once more before reporting the failure.
+void* malloc_after_releasing_cache(size_t nbytes, size_t size) {
+  const size_t released = large_block_release();
+  void* p = aligned_malloc(size);
+  if (p == nullptr) {
+    fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) +
+                                      " bytes (the plugin's cache of freed blocks held " + std::to_string(released) +
+                                      " bytes; it released them and retried)");
+  }
+  return p;
+}
+
 TsrError* allocate(void*, int32_t index, size_t nbytes, TsrStream, void** ptr) noexcept {
   return sdk::guard([&] {
     check_index(index);
     if (nbytes >= kLargeBlockMin) {
+      if (nbytes > SIZE_MAX / 2) [[unlikely]] {  // no such memory; rounding up to pages would wrap
+        fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) +
+                                          " bytes (more than half the address space)");
+      }
       const size_t size = large_block_size(nbytes);
       void* p = large_block_take(size);
       if (p == nullptr) {
         p = aligned_malloc(size);
-        if (p == nullptr) {
-          fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
-        }
+        if (p == nullptr) [[unlikely]] p = malloc_after_releasing_cache(nbytes, size);
         prefer_huge_pages(p, size);
       }
       *ptr = p;
       return;
     }
     void* p = aligned_malloc(nbytes);
-    if (p == nullptr && nbytes > 0) {
-      fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
-    }
+    if (p == nullptr && nbytes > 0) [[unlikely]] p = malloc_after_releasing_cache(nbytes, nbytes);
     *ptr = p;
   });
 }

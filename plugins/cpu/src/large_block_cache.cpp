@@ -41,6 +41,18 @@ class Cache {
     cached_ -= size;
     return block;
   }
+  size_t release() {
+    std::multimap<size_t, void*> blocks;
+    size_t freed;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      blocks.swap(blocks_);
+      freed = cached_;
+      cached_ = 0;
+    }
+    for (auto& [size, block] : blocks) aligned_free(block);  // outside the lock
+    return freed;
+  }
   bool give(void* block, size_t size) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (cached_ + size > large_block_budget()) return false;
@@ -76,5 +88,7 @@ size_t large_block_budget() {
 void* large_block_take(size_t size) { return large_block_budget() == 0 ? nullptr : cache().take(size); }
 
 bool large_block_give(void* block, size_t size) { return large_block_budget() != 0 && cache().give(block, size); }
+
+size_t large_block_release() { return large_block_budget() == 0 ? 0 : cache().release(); }
 
 }  // namespace tessera::cpu

@@ -8,6 +8,8 @@
 // hands them out again, up to a total budget; beyond it blocks are freed.
 //
 // Thread-safe (one mutex: large allocations are rare next to their cost).
+// Under memory pressure the cache gives everything back: an allocation that
+// fails frees all cached blocks and tries once more (device.cpp).
 // Blocks still cached at process exit are freed by the cache's destructor.
 #pragma once
 
@@ -32,5 +34,9 @@ bool large_block_give(void* block, size_t size);
 /// The cache budget in bytes: TESSERA_CPU_CACHE_BYTES if set (0 disables the
 /// cache), else 1/8 of physical memory capped at 2 GiB. Read once.
 size_t large_block_budget();
+
+/// Frees every cached block (the allocator calls it when an allocation fails,
+/// then retries); returns the bytes freed. Thread-safe.
+size_t large_block_release();
 
 }  // namespace tessera::cpu
