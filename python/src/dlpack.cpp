@@ -201,7 +201,7 @@ nb::object call_legacy_dlpack(nb::handle obj) {
   return nb::steal(r);
 }
 
-Tensor from_dlpack_obj(nb::handle obj, const std::optional<Device>& device, std::optional<bool> copy) {
+Tensor from_dlpack_obj(nb::handle obj, const DeviceArg& device, std::optional<bool> copy) {
   Tensor t;
   bool copied = false;
   if (PyCapsule_CheckExact(obj.ptr())) {
