@@ -10,15 +10,20 @@
 // (required since DLPack 1.2). A zero-size tensor exports data = NULL, as the
 // DLPack header asks.
 //
-// Import. The storage starts at the lowest address any element occupies and
-// spans up to the highest one, the tensor's storage_offset points at the first
-// element (data + byte_offset), so negative and zero strides work. The storage's
-// deleter calls the producer's deleter; every refusal calls it before throwing.
-// See docs/dlpack.md.
+// Import. Every field is checked first, in one function (check_import, public
+// as validate_dlpack): device, dtype, ndim, shape, an aligned first element,
+// an extent that neither overflows nor wraps the address space. The storage
+// starts at the lowest address any element occupies and spans up to the
+// highest one, the tensor's storage_offset points at the first element
+// (data + byte_offset), so negative and zero strides work. Legacy imports are
+// read-only unless the caller says otherwise (the struct has no flags). The
+// storage's deleter calls the producer's deleter; every refusal calls it
+// before throwing. See docs/dlpack.md.
 #include <tessera/dlpack.h>
 #include <tessera/error.h>
 #include <tessera/plugin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -222,10 +227,21 @@ class DeleterGuard {
   Managed* m_;
 };
 
-template <typename Managed>
-Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageImpl::Deleter storage_deleter,
-                     DeleterGuard<Managed>& guard) {
-  const DLTensor& dl = managed->dl_tensor;
+// What an import wraps, computed from a DLTensor by check_import (which makes
+// every check validate_dlpack documents).
+struct ImportPlan {
+  const DeviceTypeEntry* entry = nullptr;
+  Device device{0, 0};  // set from the entry (Device() would look up "cpu")
+  ScalarType dtype = ScalarType::Undefined;
+  IntArrayRef sizes;
+  DimVector strides;
+  void* base = nullptr;  // the lowest address any element occupies
+  size_t nbytes = 0;     // from base to the end of the highest element
+  int64_t offset = 0;    // the first element, in elements from base
+};
+
+ImportPlan check_import(const char* who, const DLTensor& dl) {
+  ImportPlan plan;
   // ---- device ----
   const DeviceTypeEntry* e = device_registry::find_dlpack(dl.device.device_type);
   if (e == nullptr) {
@@ -248,12 +264,15 @@ Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageI
                                  e->device_count, " device(s)", e->unavailable_reason.empty() ? "" : " — ",
                                  e->unavailable_reason));
   }
-  const Device device(e->id, dl.device.device_id);
+  plan.entry = e;
+  plan.device = Device(e->id, dl.device.device_id);
 
   // ---- dtype and shape ----
-  const ScalarType dtype = from_dlpack_dtype(dl.dtype);  // TypeError naming code/bits/lanes
-  const int64_t esize = static_cast<int64_t>(element_size(dtype));
+  plan.dtype = from_dlpack_dtype(dl.dtype);  // TypeError naming code/bits/lanes
+  const int64_t esize = static_cast<int64_t>(element_size(plan.dtype));
   TSR_CHECK(dl.ndim >= 0, ValueError, who, ": negative ndim ", dl.ndim);
+  TSR_CHECK(dl.ndim <= kDLPackMaxDims, ValueError, who, ": ndim ", dl.ndim, " exceeds the ", kDLPackMaxDims,
+            " dims an imported tensor may have");
   TSR_CHECK(dl.ndim == 0 || dl.shape != nullptr, ValueError, who, ": shape is NULL for ndim ", dl.ndim);
   const IntArrayRef sizes(dl.shape, static_cast<size_t>(dl.ndim));
   int64_t numel = 1;
@@ -261,44 +280,64 @@ Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageI
     TSR_CHECK(s >= 0, ValueError, who, ": negative size in shape ", sizes);
     TSR_CHECK(!__builtin_mul_overflow(numel, s, &numel), ValueError, who, ": shape ", sizes, " overflows");
   }
+  plan.sizes = sizes;
   // Strides may be NULL (DLPack < 1.2): row-major.
-  const DimVector strides = dl.strides != nullptr ? DimVector(dl.strides, dl.strides + dl.ndim)
-                                                  : contiguous_strides(sizes);
+  plan.strides = dl.strides != nullptr ? DimVector(dl.strides, dl.strides + dl.ndim) : contiguous_strides(sizes);
+  const DimVector& strides = plan.strides;
 
   // ---- memory extent ----
   // first = data + byte_offset; elements lie at first + k*esize for k in [lo, hi].
-  const uintptr_t first = reinterpret_cast<uintptr_t>(dl.data) + static_cast<uintptr_t>(dl.byte_offset);
-  void* base = nullptr;
-  size_t nbytes = 0;
-  int64_t offset = 0;
+  uintptr_t first = 0;
+  TSR_CHECK(!__builtin_add_overflow(reinterpret_cast<uintptr_t>(dl.data), dl.byte_offset, &first), ValueError, who,
+            ": data ", dl.data, " + byte_offset ", dl.byte_offset, " overflows the address space");
   if (numel == 0) {
-    base = dl.data == nullptr ? nullptr : reinterpret_cast<void*>(first);
-  } else {
-    TSR_CHECK(dl.data != nullptr, ValueError, who, ": data is NULL for a non-empty tensor of shape ", sizes);
-    int64_t lo = 0, hi = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      int64_t step = 0;
-      const bool overflow = __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
-                            __builtin_add_overflow(strides[i] < 0 ? lo : hi, step, strides[i] < 0 ? &lo : &hi);
-      TSR_CHECK(!overflow, ValueError, who, ": shape ", sizes, " and strides ", IntArrayRef(strides),
-                " address more memory than exists");
-    }
-    int64_t span = 0, bytes = 0;
-    TSR_CHECK(!__builtin_sub_overflow(hi, lo, &span) && !__builtin_add_overflow(span, 1, &span) &&
-                  !__builtin_mul_overflow(span, esize, &bytes),
-              ValueError, who, ": shape ", sizes, " and strides ", IntArrayRef(strides),
-              " address more memory than exists");
-    base = reinterpret_cast<void*>(first - static_cast<uintptr_t>(-lo) * static_cast<uintptr_t>(esize));
-    nbytes = static_cast<size_t>(bytes);
-    offset = -lo;
+    plan.base = dl.data == nullptr ? nullptr : reinterpret_cast<void*>(first);
+    return plan;
   }
+  TSR_CHECK(dl.data != nullptr, ValueError, who, ": data is NULL for a non-empty tensor of shape ", sizes);
+  // The kernels load whole elements: a first element off its alignment is
+  // undefined behaviour on the CPU and a fault on some devices.
+  const uintptr_t align = static_cast<uintptr_t>(std::min<int64_t>(esize, 16));
+  TSR_CHECK(first % align == 0, ValueError, who, ": the first element (data ", dl.data, " + byte_offset ",
+            dl.byte_offset, " = ", reinterpret_cast<void*>(first), ") is not aligned to the ", align,
+            " bytes a ", dtype_name(plan.dtype), " element needs; copy the data to an aligned buffer first");
+  int64_t lo = 0, hi = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    int64_t step = 0;
+    const bool overflow = __builtin_mul_overflow(sizes[i] - 1, strides[i], &step) ||
+                          __builtin_add_overflow(strides[i] < 0 ? lo : hi, step, strides[i] < 0 ? &lo : &hi);
+    TSR_CHECK(!overflow, ValueError, who, ": shape ", sizes, " and strides ", IntArrayRef(strides),
+              " address more memory than exists");
+  }
+  // span = hi - lo + 1 elements; since it did not overflow, neither does -lo.
+  int64_t span = 0, bytes = 0;
+  TSR_CHECK(!__builtin_sub_overflow(hi, lo, &span) && !__builtin_add_overflow(span, 1, &span) &&
+                !__builtin_mul_overflow(span, esize, &bytes),
+            ValueError, who, ": shape ", sizes, " and strides ", IntArrayRef(strides),
+            " address more memory than exists");
+  const uintptr_t below = static_cast<uintptr_t>(-lo) * static_cast<uintptr_t>(esize);
+  uintptr_t end = 0;
+  TSR_CHECK(below <= first && !__builtin_add_overflow(first - below, static_cast<uintptr_t>(bytes), &end),
+            ValueError, who, ": shape ", sizes, " and strides ", IntArrayRef(strides), " from the first element at ",
+            reinterpret_cast<void*>(first), " wrap around the address space");
+  plan.base = reinterpret_cast<void*>(first - below);
+  plan.nbytes = static_cast<size_t>(bytes);
+  plan.offset = -lo;
+  return plan;
+}
 
+template <typename Managed>
+Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageImpl::Deleter storage_deleter,
+                     DeleterGuard<Managed>& guard) {
+  const ImportPlan plan = check_import(who, managed->dl_tensor);
   // The storage pins the device's plugin (like storages the plugin allocated):
   // every op on the tensor calls that plugin, so it must stay loaded while the
   // tensor lives. The memory itself is freed by the producer's deleter.
-  Storage storage(new StorageImpl(base, nbytes, device, storage_deleter, managed, PluginRef(e->plugin), read_only));
+  Storage storage(new StorageImpl(plan.base, plan.nbytes, plan.device, storage_deleter, managed,
+                                  PluginRef(plan.entry->plugin), read_only));
   guard.release();  // from here on the storage calls the producer's deleter, also if what follows throws
-  return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes, strides, offset)));
+  return Tensor(boost::intrusive_ptr<TensorImpl>(
+      new TensorImpl(std::move(storage), plan.dtype, plan.sizes, plan.strides, plan.offset)));
 }
 
 }  // namespace
@@ -317,10 +356,13 @@ Tensor from_dlpack(DLManagedTensorVersioned* managed) {
   return import_tensor("from_dlpack", managed, read_only, &versioned_storage_deleter, guard);
 }
 
-Tensor from_dlpack(DLManagedTensor* managed) {
+Tensor from_dlpack(DLManagedTensor* managed, LegacyAccess access) {
   TSR_CHECK(managed != nullptr, ValueError, "from_dlpack: the DLManagedTensor pointer is NULL");
   DeleterGuard<DLManagedTensor> guard(managed);
-  return import_tensor("from_dlpack", managed, false, &legacy_storage_deleter, guard);
+  // No flags in the legacy struct: read-only unless the caller vouches for it.
+  return import_tensor("from_dlpack", managed, access != LegacyAccess::Writable, &legacy_storage_deleter, guard);
 }
+
+void validate_dlpack(const DLTensor& t) { (void)check_import("validate_dlpack", t); }
 
 }  // namespace tessera

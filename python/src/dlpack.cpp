@@ -1,5 +1,7 @@
 // The Python array API's DLPack protocol on top of tessera/dlpack.h:
-// Tensor.__dlpack__, Tensor.__dlpack_device__ and tessera.from_dlpack.
+// Tensor.__dlpack__, Tensor.__dlpack_device__ and tessera.from_dlpack; and the
+// NumPy-facing protocols built on the same zero-copy views: Tensor.__array__
+// and the buffer protocol (memoryview(t)).
 //
 // Capsule rules (DLPack's Python spec): a capsule named "dltensor_versioned"
 // (DLManagedTensorVersioned) or "dltensor" (legacy DLManagedTensor) owns its
@@ -7,10 +9,13 @@
 // ownership. The capsule's destructor calls the deleter only if nobody did.
 #include "common.h"
 
+#include <tessera/abi.h>  // TSR_DEVICE_CAP_HOST_ACCESSIBLE
 #include <tessera/dlpack.h>
 
 #include <nanobind/stl/pair.h>
 
+#include <climits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -57,26 +62,57 @@ std::pair<int32_t, int32_t> dlpack_device_of(const Device& d) {
   return {s->dlpack_device_type, d.index()};
 }
 
-// A (int, int) tuple argument such as max_version=(1, 0) or dl_device=(1, 0);
-// anything else is a TypeError naming the argument (not nanobind's bad_cast).
-std::pair<int64_t, int64_t> int_pair(nb::handle h, const char* what) {
-  std::pair<int64_t, int64_t> out;
-  if (!nb::try_cast(h, out, /*convert=*/false))
-    throw nb::type_error(("__dlpack__: " + std::string(what) + " must be a tuple of two ints, got " +
-                          nb::cast<std::string>(nb::repr(h))).c_str());
-  return out;
+// A (int, int) tuple argument such as max_version=(1, 0) or dl_device=(1, 0):
+// the two Python ints; anything else is a TypeError naming the argument.
+std::pair<nb::object, nb::object> int_pair(nb::handle h, const char* what) {
+  const bool seq = PyTuple_Check(h.ptr()) || PyList_Check(h.ptr());
+  if (seq && nb::len(h) == 2) {
+    nb::object a = h[0], b = h[1];
+    if (PyLong_Check(a.ptr()) && PyLong_Check(b.ptr())) return {a, b};
+  }
+  throw nb::type_error(("__dlpack__: " + std::string(what) + " must be a tuple of two ints, got " +
+                        nb::cast<std::string>(nb::repr(h))).c_str());
 }
 
-// The Tessera device for a DLPack (type, id), or a ValueError naming what exists.
+// An int of a dl_device pair within [0, INT32_MAX] (DLDevice holds int32s),
+// else a ValueError naming the pair: (2**32 + 1, 0) must not wrap to (1, 0).
+int32_t dl_device_int(nb::handle v, nb::handle pair, const char* what) {
+  int overflow = 0;
+  const long long x = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+  if (x == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow != 0 || x < 0 || x > INT32_MAX) {
+    const std::string a = describe_int(nb::borrow(pair)[0]), b = describe_int(nb::borrow(pair)[1]);
+    throw nb::value_error(("__dlpack__: dl_device=(" + a + ", " + b + ") is not a DLPack device: its " + what +
+                           " must be in [0, 2147483647]").c_str());
+  }
+  return static_cast<int32_t>(x);
+}
+
+// The Tessera device for a DLPack (type, id). The array API asks for
+// BufferError when the producer cannot export to the requested device.
 Device device_of_dlpack(int32_t type, int32_t id) {
   std::string known;
   for (const auto& s : device_types()) {
-    if (s.dlpack_device_type == type && type != 0) return Device(s.name + ":" + std::to_string(id));
+    if (s.dlpack_device_type == type && type != 0) {
+      if (id >= s.device_count)
+        throw nb::buffer_error(("__dlpack__: dl_device=(" + std::to_string(type) + ", " + std::to_string(id) +
+                                ") is " + s.name + ":" + std::to_string(id) + ", which does not exist: device type '" +
+                                s.name + "' (plugin '" + s.plugin + "') has " + std::to_string(s.device_count) +
+                                " device(s)").c_str());
+      return Device(s.name + ":" + std::to_string(id));
+    }
     if (s.dlpack_device_type != 0)
       known += (known.empty() ? "" : ", ") + s.name + " = " + std::to_string(s.dlpack_device_type);
   }
-  throw nb::value_error(("DLPack device type " + std::to_string(type) +
-                         " is not provided by any loaded plugin (known: " + known + ")").c_str());
+  throw nb::buffer_error(("__dlpack__: DLPack device type " + std::to_string(type) +
+                          " is not provided by any loaded plugin (known: " + known + ")").c_str());
+}
+
+// Host memory (the device type declares TSR_DEVICE_CAP_HOST_ACCESSIBLE): what
+// the buffer protocol and a zero-copy __array__ can hand out.
+bool is_host(const Tensor& t) {
+  const DeviceTypeSummary* s = summary_by_name(t.device().type_name());
+  return s != nullptr && (s->capabilities & TSR_DEVICE_CAP_HOST_ACCESSIBLE) != 0;
 }
 
 // The array API asks __dlpack__ to raise BufferError when the data cannot be
@@ -91,22 +127,38 @@ auto export_or_buffer_error(F&& f) {
   }
 }
 
+std::string short_repr(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return describe_int(h);
+  std::string r = nb::cast<std::string>(nb::repr(h));
+  return r.size() > 80 ? r.substr(0, 77) + "..." : r;
+}
+
 nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                   std::optional<bool> copy) {
   // Synchronous devices only today (docs/dlpack.md): no stream hand-off to do.
-  if (!stream.is_none() && !(PyLong_Check(stream.ptr()) && nb::cast<int64_t>(stream) == -1))
-    throw nb::value_error(("__dlpack__: stream must be None or -1 for device " + self.device().str() +
-                           ", which has no streams").c_str());
+  if (!stream.is_none()) {
+    int overflow = 0;
+    const bool minus_one = PyLong_Check(stream.ptr()) && !PyBool_Check(stream.ptr()) &&
+                           PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow) == -1 && overflow == 0 &&
+                           !PyErr_Occurred();
+    PyErr_Clear();
+    if (!minus_one)
+      throw nb::value_error(("__dlpack__: stream must be None or -1 for device " + self.device().str() +
+                             ", which has no streams (got stream=" + short_repr(stream) + ")").c_str());
+  }
   bool versioned = false;
   if (!max_version.is_none()) {
     auto mv = int_pair(max_version, "max_version");
-    versioned = mv.first >= 1;  // Tessera speaks 1.x; a 0.x consumer gets the legacy struct
+    // Tessera speaks 1.x; a 0.x consumer gets the legacy struct. Compared as
+    // Python ints, so any major (even beyond int64) is fine.
+    versioned = PyObject_RichCompareBool(mv.first.ptr(), nb::int_(1).ptr(), Py_GE) == 1;
   }
   Tensor t = self;
   bool copied = false;
   if (!dl_device.is_none()) {
-    auto want64 = int_pair(dl_device, "dl_device");
-    std::pair<int32_t, int32_t> want{static_cast<int32_t>(want64.first), static_cast<int32_t>(want64.second)};
+    auto want_obj = int_pair(dl_device, "dl_device");
+    const std::pair<int32_t, int32_t> want{dl_device_int(want_obj.first, dl_device, "device type"),
+                                           dl_device_int(want_obj.second, dl_device, "device index")};
     if (want != dlpack_device_of(self.device())) {
       if (copy.has_value() && !*copy)
         throw nb::buffer_error(("__dlpack__: dl_device=(" + std::to_string(want.first) + ", " +
@@ -201,7 +253,7 @@ nb::object call_legacy_dlpack(nb::handle obj) {
   return nb::steal(r);
 }
 
-Tensor from_dlpack_obj(nb::handle obj, const std::optional<Device>& device, std::optional<bool> copy) {
+Tensor from_dlpack_obj(nb::handle obj, const DeviceArg& device, std::optional<bool> copy) {
   Tensor t;
   bool copied = false;
   if (PyCapsule_CheckExact(obj.ptr())) {
@@ -220,13 +272,167 @@ Tensor from_dlpack_obj(nb::handle obj, const std::optional<Device>& device, std:
                               device->str() + " needs a copy but copy=False").c_str());
     return t.to(*device);
   }
-  if (copy.value_or(false) && !copied) return t.clone();  // legacy producer could not copy for us
+  // copy=True gives a writable copy of our own: a pre-1.0 producer could not
+  // copy for us, and a legacy capsule (read-only here, whoever made it) or a
+  // read-only versioned one does not hand over writable memory.
+  if (copy.value_or(false) && (!copied || t.is_read_only())) return t.clone();
   return t;
 }
 
+// ---------------------------------------------------------------------------
+// NumPy: __array__ and the buffer protocol
+
+// Tensor.__array__(dtype=None, copy=None) with NumPy 2's meaning of copy:
+// None copies only when needed (another device, another dtype), False never
+// copies (ValueError when it would have to), True always copies. Host tensors
+// are handed over through DLPack without copying, read-only ones read-only.
+nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy_arg) {
+  const Tensor& t = nb::cast<const Tensor&>(self);
+  std::optional<bool> copy;
+  if (!copy_arg.is_none()) {
+    const int truth = PyObject_IsTrue(copy_arg.ptr());
+    if (truth < 0) throw nb::python_error();
+    copy = truth == 1;
+  }
+  nb::module_ np = nb::module_::import_("numpy");
+  const bool host = is_host(t);
+  const bool bf16 = t.dtype() == kBFloat16;
+  nb::object want = dtype.is_none() ? nb::none() : np.attr("dtype")(dtype);
+  const bool convert = !want.is_none() && (bf16 || !want.equal(np.attr("dtype")(std::string(dtype_name(t.dtype())))));
+  const std::string what = detail::str(dtype_name(t.dtype()), t.sizes(), " tensor on ", t.device().str());
+  if (copy == false && (!host || convert))
+    throw nb::value_error(("Tensor.__array__: copy=False, but a NumPy array of this " + what +
+                           (convert ? " as " + nb::cast<std::string>(nb::str(want)) : std::string()) +
+                           " needs a copy").c_str());
+  if (bf16 && want.is_none())
+    throw nb::type_error(("Tensor.__array__: NumPy has no bfloat16 dtype (" + what +
+                          "); ask for one, e.g. np.asarray(t, dtype=np.float32), or convert first with "
+                          "t.to(tessera.float32)").c_str());
+  Tensor h = t;
+  bool copied = false;
+  if (!host) {
+    h = h.to(Device("cpu"));
+    copied = true;
+  }
+  if (bf16) {  // exact: every bfloat16 is a float32
+    h = h.to(kFloat);
+    copied = true;
+  }
+  nb::object arr = np.attr("from_dlpack")(nb::cast(h));
+  if (!want.is_none() && !arr.attr("dtype").equal(want)) {
+    arr = arr.attr("astype")(want);
+    copied = true;
+  }
+  if (copy == true && !copied) arr = arr.attr("copy")();
+  return arr;
+}
+
+const char* buffer_format(ScalarType t) {
+  switch (t) {
+    case kBool: return "?";
+    case kByte: return "B";
+    case kChar: return "b";
+    case kShort: return "h";
+    case kInt: return "i";
+    case kLong: return "q";
+    case kHalf: return "e";
+    case kFloat: return "f";
+    case kDouble: return "d";
+    default: return nullptr;  // bfloat16: no struct-module format
+  }
+}
+
+// Whether elements lie back to back in row-major (C) or column-major (Fortran)
+// order, as the buffer protocol defines it (dims of size 1 have any stride).
+bool dense(IntArrayRef sizes, IntArrayRef strides, bool fortran) {
+  int64_t expected = 1;
+  const size_t n = sizes.size();
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = fortran ? k : n - 1 - k;
+    if (sizes[i] == 0) return true;
+    if (sizes[i] != 1 && strides[i] != expected) return false;
+    expected *= sizes[i];
+  }
+  return true;
+}
+
+// What a Py_buffer points into: the tensor (keeping its storage alive however
+// the Python object changes meanwhile) and the shape and byte strides arrays.
+struct BufferView {
+  Tensor tensor;
+  std::vector<Py_ssize_t> shape, strides;
+};
+
+alignas(16) char g_empty_buffer[16];  // buf of zero-size tensors, which may have no data pointer
+
+int buffer_error(const std::string& message) {
+  PyErr_SetString(PyExc_BufferError, message.c_str());
+  return -1;
+}
+
+int tensor_getbuffer(PyObject* self, Py_buffer* view, int flags) {
+  view->obj = nullptr;
+  try {
+    const Tensor& t = nb::cast<const Tensor&>(nb::handle(self));
+    const std::string what = detail::str(dtype_name(t.dtype()), t.sizes(), " tensor on ", t.device().str());
+    if (!is_host(t))
+      return buffer_error("buffer protocol: the " + what + " is not in host memory; copy it first with .cpu()");
+    const char* format = buffer_format(t.dtype());
+    if (format == nullptr)
+      return buffer_error("buffer protocol: the " + what +
+                          " has no buffer format (bfloat16 has none); convert it first, e.g. .to(tessera.float32)");
+    if ((flags & PyBUF_WRITABLE) == PyBUF_WRITABLE && t.is_read_only())
+      return buffer_error("buffer protocol: the " + what + " is read-only; a writable buffer was requested");
+    if (t.dim() > PyBUF_MAX_NDIM)
+      return buffer_error("buffer protocol: the " + what + " has more than " + std::to_string(PyBUF_MAX_NDIM) +
+                          " dims");
+    const bool c = dense(t.sizes(), t.strides(), false), f = dense(t.sizes(), t.strides(), true);
+    const bool with_strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES;
+    if (((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !c) ||
+        ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f) ||
+        ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !c && !f) || (!with_strides && !c))
+      return buffer_error("buffer protocol: the " + what +
+                          " is not contiguous in the order requested; use .contiguous() or request strides");
+    auto hold = std::make_unique<BufferView>();
+    hold->tensor = t;
+    const auto itemsize = static_cast<Py_ssize_t>(t.element_size());
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      hold->shape.push_back(static_cast<Py_ssize_t>(t.size(d)));
+      hold->strides.push_back(static_cast<Py_ssize_t>(t.stride(d)) * itemsize);
+    }
+    view->buf = t.numel() == 0 || t.data_ptr() == nullptr ? static_cast<void*>(g_empty_buffer) : t.data_ptr();
+    view->len = static_cast<Py_ssize_t>(t.numel()) * itemsize;
+    view->itemsize = itemsize;
+    view->readonly = t.is_read_only() ? 1 : 0;
+    view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? const_cast<char*>(format) : nullptr;
+    view->ndim = static_cast<int>(t.dim());
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND ? hold->shape.data() : nullptr;
+    view->strides = with_strides ? hold->strides.data() : nullptr;
+    view->suboffsets = nullptr;
+    view->internal = hold.release();
+    view->obj = Py_NewRef(self);
+    return 0;
+  } catch (nb::python_error& e) {
+    e.restore();
+    return -1;
+  } catch (const std::exception& e) {
+    return buffer_error(std::string("buffer protocol: ") + e.what());
+  }
+}
+
+void tensor_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<BufferView*>(view->internal); }
+
+PyType_Slot g_buffer_slots[] = {{Py_bf_getbuffer, reinterpret_cast<void*>(&tensor_getbuffer)},
+                                {Py_bf_releasebuffer, reinterpret_cast<void*>(&tensor_releasebuffer)},
+                                {0, nullptr}};
+
 }  // namespace
 
+const PyType_Slot* tensor_buffer_slots() { return g_buffer_slots; }
+
 void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls) {
+  cls.def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::arg("copy") = nb::none(),
+          "A NumPy array of the tensor (NumPy 2's copy= rules; no copy for host tensors unless asked).");
   cls.def("__dlpack__", &dlpack, nb::kw_only(), nb::arg("stream") = nb::none(), nb::arg("max_version") = nb::none(),
           nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
           "Export as a DLPack capsule (Python array API).");

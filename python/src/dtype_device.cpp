@@ -32,8 +32,9 @@ void register_dtype_device(nb::module_& m) {
 
   nb::class_<Device>(m, "device")
       .def(nb::init<const std::string&>(), nb::arg("spec"))
-      .def("__init__", [](Device* self, const std::string& type, int index) {
-        new (self) Device(type + ":" + std::to_string(index));
+      .def("__init__", [](Device* self, const std::string& type, nb::handle index) {
+        // Any int: the core's parser names the ones out of range.
+        new (self) Device(type + ":" + std::to_string(int64_of(index, "device(): index")));
       }, nb::arg("type"), nb::arg("index"))
       .def_prop_ro("type", [](const Device& d) { return d.type_name(); })
       .def_prop_ro("index", &Device::index)
@@ -42,8 +43,10 @@ void register_dtype_device(nb::module_& m) {
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__eq__", [](const Device&, nb::handle) { return false; })
       .def("__hash__", [](const Device& d) { return d.type() * 65536 + d.index(); });
-  // Every argument typed `device` also takes "cpu", "cuda:1", ...
-  nb::implicitly_convertible<std::string, Device>();
+  // device= arguments also take "cpu", "cuda:1", ... through DeviceArg
+  // (common.h), not nanobind's implicit conversion: that one turns the
+  // ValueError for an unknown device into a TypeError about overloads and
+  // prints a line on stderr.
 
   m.def("devices", &tessera::devices, "Every device of every loaded plugin.");
   m.def("load_plugin", [](const std::string& path) { return tessera::load_plugin(path).name; },

@@ -4,10 +4,54 @@
 
 namespace tessera::python {
 
+void raise_py(PyObject* type, const std::string& message) {
+  PyErr_SetString(type, message.c_str());
+  throw nb::python_error();
+}
+
+std::string describe_int(nb::handle value) {
+  // Ints of thousands of digits would flood the message (and str() refuses
+  // beyond sys.get_int_max_str_digits()): give their size instead.
+  const int64_t bits = nb::cast<int64_t>(value.attr("bit_length")());
+  if (bits <= 200) return nb::cast<std::string>(nb::str(value));
+  return std::string(PyObject_RichCompareBool(value.ptr(), nb::int_(0).ptr(), Py_LT) == 1 ? "-" : "") + "an int of " +
+         std::to_string(bits) + " bits";
+}
+
+void raise_int64_overflow(nb::handle value, const char* what) {
+  raise_py(PyExc_OverflowError, std::string(what) + ": " + describe_int(value) +
+                                    " is out of range for int64 (-9223372036854775808 to 9223372036854775807)");
+}
+
+int64_t int64_of(nb::handle obj, const char* what) {
+  nb::object i;
+  if (PyLong_Check(obj.ptr())) {
+    i = nb::borrow(obj);
+  } else if (PyIndex_Check(obj.ptr())) {
+    i = nb::steal(PyNumber_Index(obj.ptr()));
+    if (!i.is_valid()) throw nb::python_error();
+  } else {
+    raise_py(PyExc_TypeError, std::string(what) + ": expected an int, got " +
+                                  nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(i.ptr(), &overflow);
+  if (overflow != 0) raise_int64_overflow(i, what);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  return static_cast<int64_t>(v);
+}
+
+Tensor& tensor_arg(nb::handle obj, const char* what) {
+  if (!nb::isinstance<Tensor>(obj))
+    raise_py(PyExc_TypeError, std::string(what) + " must be a tessera.Tensor, got " +
+                                  nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
+  return nb::cast<Tensor&>(obj);
+}
+
 std::vector<int64_t> sizes_from_object(nb::handle obj, const char* what) {
   std::vector<int64_t> out;
   if (PyLong_Check(obj.ptr())) {
-    out.push_back(nb::cast<int64_t>(obj));
+    out.push_back(int64_of(obj, what));
     return out;
   }
   if (!PySequence_Check(obj.ptr()) || PyUnicode_Check(obj.ptr()))
@@ -16,7 +60,7 @@ std::vector<int64_t> sizes_from_object(nb::handle obj, const char* what) {
     if (!PyLong_Check(item.ptr()) || PyBool_Check(item.ptr()))
       throw nb::type_error((std::string(what) + ": sizes must be ints, got " +
                             nb::cast<std::string>(nb::str(item.type().attr("__name__")))).c_str());
-    out.push_back(nb::cast<int64_t>(item));
+    out.push_back(int64_of(item, what));
   }
   return out;
 }
@@ -36,7 +80,8 @@ NB_MODULE(_C, m) {
   m.doc() = "Tessera tensor runtime (C++ core bindings)";
   register_errors(m);
   register_dtype_device(m);
-  nb::class_<tessera::Tensor> cls(m, "Tensor");
+  // The buffer protocol (memoryview(t), NumPy) is a type slot: see dlpack.cpp.
+  nb::class_<tessera::Tensor> cls(m, "Tensor", nb::type_slots(tensor_buffer_slots()));
   register_tensor_methods(m, cls);
   register_indexing(cls);
   register_factories(m);

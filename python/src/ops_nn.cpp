@@ -16,7 +16,7 @@ std::optional<ScalarType> unwrap(const OptDType& d) {
 
 // An int or a sequence of ints (stride=2, stride=(2, 1)).
 std::vector<int64_t> int_pair(nb::handle obj, const char* what) {
-  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {nb::cast<int64_t>(obj)};
+  if (PyLong_Check(obj.ptr()) && !PyBool_Check(obj.ptr())) return {int64_of(obj, what)};
   return sizes_from_object(obj, what);
 }
 

@@ -10,7 +10,7 @@ namespace {
 using OptGen = std::optional<Generator>;
 using OptDType = std::optional<DType>;
 
-TensorOptions options(const OptDType& dtype, const std::optional<Device>& device) {
+TensorOptions options(const OptDType& dtype, const DeviceArg& device) {
   TensorOptions o;
   if (dtype) o = o.dtype(dtype->type);
   if (device) o = o.device(*device);
@@ -43,25 +43,25 @@ void register_random_ops(nb::module_& m, nb::class_<Tensor>& cls) {
   m.def("seed", []() { return seed(); });
   m.def("initial_seed", []() { return initial_seed(); });
 
-  m.def("rand", [](nb::args size, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device) {
+  m.def("rand", [](nb::args size, const OptGen& g, const OptDType& dtype, const DeviceArg& device) {
     return rand(sizes_from_args(size, "rand"), g, options(dtype, device));
   }, nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
         nb::arg("device") = nb::none());
-  m.def("randn", [](nb::args size, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device) {
+  m.def("randn", [](nb::args size, const OptGen& g, const OptDType& dtype, const DeviceArg& device) {
     return randn(sizes_from_args(size, "randn"), g, options(dtype, device));
   }, nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
         nb::arg("device") = nb::none());
   m.def("randint", [](int64_t high, nb::handle size, const OptGen& g, const OptDType& dtype,
-                      const std::optional<Device>& device) {
+                      const DeviceArg& device) {
     return randint(high, sizes_from_object(size, "randint"), g, options(dtype, device));
   }, nb::arg("high"), nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(),
         nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
   m.def("randint", [](int64_t low, int64_t high, nb::handle size, const OptGen& g, const OptDType& dtype,
-                      const std::optional<Device>& device) {
+                      const DeviceArg& device) {
     return randint(low, high, sizes_from_object(size, "randint"), g, options(dtype, device));
   }, nb::arg("low"), nb::arg("high"), nb::arg("size"), nb::kw_only(), nb::arg("generator") = nb::none(),
         nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none());
-  m.def("randperm", [](int64_t n, const OptGen& g, const OptDType& dtype, const std::optional<Device>& device) {
+  m.def("randperm", [](int64_t n, const OptGen& g, const OptDType& dtype, const DeviceArg& device) {
     return randperm(n, g, options(dtype, device));
   }, nb::arg("n"), nb::kw_only(), nb::arg("generator") = nb::none(), nb::arg("dtype") = nb::none(),
         nb::arg("device") = nb::none());

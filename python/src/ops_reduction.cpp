@@ -32,7 +32,7 @@ std::vector<int64_t> dims_for(const Tensor& t, nb::handle dim, const char* op) {
   return d.empty() ? all_dims(t) : d;
 }
 
-Tensor& out_tensor(nb::handle out) { return nb::cast<Tensor&>(out); }
+Tensor& out_tensor(nb::handle out) { return tensor_arg(out, "out="); }
 
 // The out= protocol: compute, copy into out (checked), return out itself.
 template <typename F>
@@ -68,7 +68,7 @@ Scalar correction_of(const std::optional<bool>& unbiased, nb::handle correction,
   if (correction.is_none()) return Scalar(int64_t{1});
   if (PyBool_Check(correction.ptr()) || !PyNumber_Check(correction.ptr()))
     throw nb::type_error((std::string(op) + "(): correction must be a number").c_str());
-  if (PyLong_Check(correction.ptr())) return Scalar(nb::cast<int64_t>(correction));
+  if (PyLong_Check(correction.ptr())) return Scalar(int64_of(correction, (std::string(op) + "(): correction").c_str()));
   return Scalar(nb::cast<double>(correction));
 }
 
@@ -107,13 +107,13 @@ nb::object max_impl(const Tensor& t, nb::handle dim, bool keepdim, nb::handle ou
   }
   if (!PyLong_Check(dim.ptr()) || PyBool_Check(dim.ptr()))
     throw nb::type_error(IsMax ? "max(): dim must be an int" : "min(): dim must be an int");
-  const int64_t d = nb::cast<int64_t>(dim);
+  const int64_t d = int64_of(dim, IsMax ? "max(): dim" : "min(): dim");
   const nb::object& type = IsMax ? g_max_type : g_min_type;
   if (out.is_none()) return pair(type, IsMax ? max(t, d, keepdim) : min(t, d, keepdim));
   nb::sequence seq = nb::borrow<nb::sequence>(out);
   if (nb::len(seq) != 2) throw nb::type_error("max/min(): out= must be a (values, indices) pair of tensors");
-  Tensor& v = nb::cast<Tensor&>(seq[0]);
-  Tensor& i = nb::cast<Tensor&>(seq[1]);
+  Tensor& v = tensor_arg(seq[0], "out=[0] (values)");
+  Tensor& i = tensor_arg(seq[1], "out=[1] (indices)");
   if (IsMax) {
     max_out(v, i, t, d, keepdim);
   } else {

@@ -13,7 +13,7 @@ nb::tuple as_tuple(const std::vector<Tensor>& parts) {
 
 // split_size_or_sections: an int, or a sequence of sizes.
 std::vector<Tensor> split_any(const Tensor& t, nb::handle sizes, int64_t dim) {
-  if (PyLong_Check(sizes.ptr()) && !PyBool_Check(sizes.ptr())) return split(t, nb::cast<int64_t>(sizes), dim);
+  if (PyLong_Check(sizes.ptr()) && !PyBool_Check(sizes.ptr())) return split(t, int64_of(sizes, "split(): split_size"), dim);
   return split_with_sizes(t, sizes_from_object(sizes, "split"), dim);
 }
 

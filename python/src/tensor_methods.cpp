@@ -19,7 +19,9 @@ nb::tuple to_tuple(IntArrayRef v) {
   return nb::tuple(l);
 }
 
-// Nested Python lists from a tensor: read once as int64/double/bool on the cpu.
+// Nested Python lists from a tensor: read once as int64/double/bool on the cpu,
+// then grouped bottom-up one dim at a time (no recursion, so a tensor of
+// thousands of dims cannot exhaust the C stack).
 nb::object tolist(const Tensor& t) {
   Tensor c = t.to(Device("cpu")).contiguous();
   std::vector<nb::object> flat;
@@ -33,16 +35,33 @@ nb::object tolist(const Tensor& t) {
   }
   if (c.dim() == 0) return flat.at(0);
   auto sizes = c.sizes();
-  size_t pos = 0;
-  auto build = [&](auto&& self, int64_t d) -> nb::object {
-    nb::list l;
-    for (int64_t i = 0; i < sizes[d]; ++i) {
-      if (d + 1 == static_cast<int64_t>(sizes.size())) l.append(flat[pos++]);
-      else l.append(self(self, d + 1));
+  // Level d holds prod(sizes[0..d)) lists of sizes[d] items each.
+  std::vector<size_t> lists_at(sizes.size(), 1);
+  for (size_t d = 1; d < sizes.size(); ++d)
+    if (__builtin_mul_overflow(lists_at[d - 1], static_cast<size_t>(sizes[d - 1]), &lists_at[d]))
+      raise_py(PyExc_MemoryError, detail::str("tolist(): out of memory: a tensor of shape ", c.sizes(),
+                                              " needs more (empty) lists than can be counted"));
+  std::vector<nb::object> items = std::move(flat);
+  for (int64_t d = c.dim() - 1; d >= 0; --d) {
+    const size_t lists = lists_at[static_cast<size_t>(d)];
+    const auto len = static_cast<size_t>(sizes[d]);
+    std::vector<nb::object> next;
+    try {
+      next.reserve(lists);
+    } catch (const std::exception&) {  // bad_alloc, or length_error beyond max_size()
+      raise_py(PyExc_MemoryError, detail::str("tolist(): out of memory building the ", lists, " lists of dim ", d,
+                                              " of a tensor of shape ", c.sizes()));
     }
-    return l;
-  };
-  return build(build, 0);
+    for (size_t i = 0; i < lists; ++i) {
+      nb::object l = nb::steal(PyList_New(static_cast<Py_ssize_t>(len)));
+      if (!l.is_valid()) throw nb::python_error();
+      for (size_t j = 0; j < len; ++j)
+        PyList_SET_ITEM(l.ptr(), static_cast<Py_ssize_t>(j), items[i * len + j].release().ptr());
+      next.push_back(std::move(l));
+    }
+    items = std::move(next);
+  }
+  return items.at(0);
 }
 
 std::vector<int64_t> dims_of(nb::handle dim) {
@@ -98,8 +117,9 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("item", [](const Tensor& t) { return t.item(); })
       .def("tolist", &tolist)
       .def("to", [](const Tensor& t, const DType& d) { return t.to(d.type); }, nb::arg("dtype"))
-      .def("to", [](const Tensor& t, const Device& dev, const OptDType& d) {
-        return d ? t.to(dev, d->type) : t.to(dev);
+      .def("to", [](const Tensor& t, const DeviceArg& dev, const OptDType& d) {
+        if (!dev) return d ? t.to(d->type) : t;  // to(None) keeps the device, as in PyTorch
+        return d ? t.to(*dev, d->type) : t.to(*dev);
       }, nb::arg("device"), nb::arg("dtype") = nb::none())
       .def("cpu", &Tensor::cpu)
       .def("contiguous", &Tensor::contiguous)

@@ -368,7 +368,7 @@ TEST(DLPackImport, LegacyZeroCopyAndDeleterOnce) {
   int64_t buf[4] = {4, 3, 2, 1};
   LProducer p(buf, kI64, {4});  // strides NULL: row-major
   {
-    Tensor t = from_dlpack(&p.m);
+    Tensor t = from_dlpack(&p.m, LegacyAccess::Writable);
     EXPECT_EQ(t.data_ptr(), buf);
     EXPECT_EQ(vec(t.strides()), (std::vector<int64_t>{1}));
     EXPECT_FALSE(t.is_read_only());
@@ -377,6 +377,189 @@ TEST(DLPackImport, LegacyZeroCopyAndDeleterOnce) {
     EXPECT_EQ(buf[0], 14);
   }
   EXPECT_EQ(p.deletes, 1);
+}
+
+// A legacy producer cannot say its memory is immutable (JAX answers even a
+// versioned request with a legacy capsule), so the import is read-only unless
+// the caller says otherwise.
+TEST(DLPackImport, LegacyImportIsReadOnlyByDefault) {
+  float buf[4] = {1, 2, 3, 4};
+  LProducer p(buf, kF32, {4});
+  {
+    Tensor t = from_dlpack(&p.m);
+    EXPECT_EQ(t.data_ptr(), buf);  // still zero copy
+    EXPECT_TRUE(t.is_read_only());
+    expect_error<ValueError>([&] { t.add_(1); }, {"read-only"});
+    expect_error<ValueError>([&] { t.select(0, 0).fill_(100); }, {"read-only"});
+    EXPECT_THROW(t.copy_(zeros({4})), ValueError);
+    EXPECT_EQ(std::vector<float>(buf, buf + 4), (std::vector<float>{1, 2, 3, 4}));
+    EXPECT_EQ((t * 2).to_vector<float>(), (std::vector<float>{2, 4, 6, 8}));  // reads work
+    // The flag travels on: a versioned re-export says READ_ONLY, a legacy one is refused.
+    DLManagedTensorVersioned* m = to_dlpack_versioned(t);
+    EXPECT_NE(m->flags & DLPACK_FLAG_BITMASK_READ_ONLY, 0u);
+    m->deleter(m);
+    EXPECT_THROW(to_dlpack(t), ValueError);
+  }
+  EXPECT_EQ(p.deletes, 1);
+}
+
+// ---------------------------------------------------------------------------
+// Validation: every field of an import is checked before the memory is wrapped
+// (validate_dlpack, the same checks from_dlpack makes).
+
+TEST(DLPackValidate, AGoodTensorPassesAndNothingIsOwned) {
+  float buf[6] = {};
+  VProducer p(buf, kF32, {2, 3}, std::vector<int64_t>{3, 1});
+  EXPECT_NO_THROW(validate_dlpack(p.m.dl_tensor));
+  EXPECT_EQ(p.deletes, 0);
+  EXPECT_EQ(from_dlpack(&p.m).data_ptr(), buf);
+  EXPECT_EQ(p.deletes, 1);
+}
+
+TEST(DLPackValidate, MisalignedFirstElementIsRefused) {
+  alignas(16) unsigned char raw[64] = {};
+  struct Case {
+    void* data;
+    uint64_t byte_offset;
+    DLDataType dtype;
+    std::string dtype_name;
+  };
+  const Case bad[] = {
+      {raw, 2, kF32, "float32"},                  // byte_offset not a multiple of 4
+      {raw + 1, 0, kF32, "float32"},              // the data pointer itself
+      {raw + 4, 0, kI64, "int64"},                // 4-aligned is not enough for 8-byte elements
+      {raw, 6, kF64, "float64"},
+      {raw + 1, 0, DLDataType{kDLFloat, 16, 1}, "float16"},
+      {raw + 1, 2, DLDataType{kDLInt, 16, 1}, "int16"},
+  };
+  for (const Case& c : bad) {
+    SCOPED_TRACE(c.dtype_name + " byte_offset " + std::to_string(c.byte_offset));
+    VProducer p(c.data, c.dtype, {2}, std::nullopt, c.byte_offset);
+    expect_error<ValueError>([&] { validate_dlpack(p.m.dl_tensor); }, {"aligned", c.dtype_name});
+    expect_error<ValueError>([&] { from_dlpack(&p.m); },
+                             {"from_dlpack", "not aligned", c.dtype_name, "byte_offset " + std::to_string(c.byte_offset)});
+    EXPECT_EQ(p.deletes, 1);
+    LProducer l(c.data, c.dtype, {2}, std::nullopt, c.byte_offset);
+    EXPECT_THROW(from_dlpack(&l.m), ValueError);
+    EXPECT_EQ(l.deletes, 1);
+  }
+  // Aligned first elements, one-byte dtypes anywhere, and empty tensors are fine.
+  const Case good[] = {
+      {raw, 4, kF32, "float32"},   {raw + 8, 0, kI64, "int64"},
+      {raw + 1, 0, DLDataType{kDLUInt, 8, 1}, "uint8"},
+      {raw, 3, DLDataType{kDLBool, 8, 1}, "bool"},
+      {raw + 2, 0, DLDataType{kDLFloat, 16, 1}, "float16"},
+  };
+  for (const Case& c : good) {
+    SCOPED_TRACE(c.dtype_name);
+    VProducer p(c.data, c.dtype, {2}, std::nullopt, c.byte_offset);
+    const Tensor t = from_dlpack(&p.m);
+    EXPECT_EQ(t.data_ptr(), static_cast<unsigned char*>(c.data) + c.byte_offset);
+  }
+  VProducer empty(raw + 1, kF64, {0});
+  EXPECT_EQ(from_dlpack(&empty.m).numel(), 0);
+  EXPECT_EQ(empty.deletes, 1);
+  expect_runtime_usable();
+}
+
+TEST(DLPackValidate, NdimBeyondTheLimitIsRefusedBeforeShapeIsRead) {
+  std::vector<int64_t> ones(kDLPackMaxDims + 1, 1);
+  float buf[1] = {7};
+  {
+    VProducer p(buf, kF32, std::vector<int64_t>(ones.begin(), ones.end() - 1));
+    EXPECT_EQ(from_dlpack(&p.m).dim(), kDLPackMaxDims);  // the limit itself is fine
+  }
+  {
+    VProducer p(buf, kF32, ones);
+    expect_error<ValueError>([&] { from_dlpack(&p.m); }, {"ndim 65", "64"});
+    EXPECT_EQ(p.deletes, 1);
+  }
+  {
+    // A huge ndim over a one-element shape: refused without reading past it.
+    VProducer p(buf, kF32, {1});
+    p.m.dl_tensor.ndim = INT32_MAX;
+    expect_error<ValueError>([&] { validate_dlpack(p.m.dl_tensor); }, {"ndim 2147483647"});
+    EXPECT_THROW(from_dlpack(&p.m), ValueError);
+    EXPECT_EQ(p.deletes, 1);
+  }
+  expect_runtime_usable();
+}
+
+TEST(DLPackValidate, AddressArithmeticThatWrapsIsRefused) {
+  alignas(16) float buf[4] = {};
+  {
+    // data + byte_offset past the top of the address space (it would wrap to buf - 4).
+    VProducer p(buf, kF32, {1}, std::nullopt, UINT64_MAX - 3);
+    expect_error<ValueError>([&] { from_dlpack(&p.m); }, {"byte_offset", "overflows"});
+    EXPECT_EQ(p.deletes, 1);
+  }
+  {
+    // Negative strides reaching below address 0.
+    VProducer p(reinterpret_cast<void*>(uintptr_t{8}), kF32, {4}, std::vector<int64_t>{-1});
+    expect_error<ValueError>([&] { from_dlpack(&p.m); }, {"wrap around"});
+    EXPECT_EQ(p.deletes, 1);
+  }
+  {
+    // Elements reaching past the top of the address space.
+    VProducer p(reinterpret_cast<void*>(UINTPTR_MAX - 7), kF64, {4}, std::vector<int64_t>{1});
+    expect_error<ValueError>([&] { from_dlpack(&p.m); }, {"wrap around"});
+    EXPECT_EQ(p.deletes, 1);
+  }
+  {
+    // Strides whose extent overflows int64, with a negative stride as well.
+    VProducer p(buf, kF32, {int64_t(1) << 40, 3}, std::vector<int64_t>{-(int64_t(1) << 40), INT64_MAX / 2});
+    expect_error<ValueError>([&] { validate_dlpack(p.m.dl_tensor); }, {"address more memory than exists"});
+  }
+  expect_runtime_usable();
+}
+
+// Each malformed field, through validate_dlpack and through both imports (one
+// deleter call each).
+TEST(DLPackValidate, EveryMalformedFieldIsAClearError) {
+  alignas(16) float buf[8] = {};
+  struct Case {
+    const char* what;
+    void (*mutate)(DLTensor&);
+    bool type_error;
+    std::string expect;
+  };
+  static int64_t negative_shape[2] = {2, -1};
+  static int64_t overflow_shape[2] = {INT64_MAX, 2};
+  const Case cases[] = {
+      {"negative ndim", [](DLTensor& t) { t.ndim = -1; }, false, "negative ndim"},
+      {"NULL shape", [](DLTensor& t) { t.shape = nullptr; }, false, "shape is NULL"},
+      {"negative size", [](DLTensor& t) { t.ndim = 2; t.shape = negative_shape; t.strides = nullptr; }, false,
+       "negative size"},
+      {"numel overflow", [](DLTensor& t) { t.ndim = 2; t.shape = overflow_shape; t.strides = nullptr; }, false,
+       "overflows"},
+      {"NULL data", [](DLTensor& t) { t.data = nullptr; }, false, "data is NULL"},
+      {"unknown dtype code", [](DLTensor& t) { t.dtype = DLDataType{200, 32, 1}; }, true, "code 200"},
+      {"lanes != 1", [](DLTensor& t) { t.dtype.lanes = 2; }, true, "lanes 2"},
+      {"lanes 0", [](DLTensor& t) { t.dtype.lanes = 0; }, true, "lanes 0"},
+      {"bits 0", [](DLTensor& t) { t.dtype.bits = 0; }, true, "bits 0"},
+      {"unknown device type", [](DLTensor& t) { t.device.device_type = static_cast<DLDeviceType>(1000); }, false,
+       "unknown (1000)"},
+      {"negative device id", [](DLTensor& t) { t.device.device_id = -1; }, false, "index -1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    VProducer v(buf, kF32, {4});
+    c.mutate(v.m.dl_tensor);
+    LProducer l(buf, kF32, {4});
+    c.mutate(l.m.dl_tensor);
+    if (c.type_error) {
+      expect_error<TypeError>([&] { validate_dlpack(v.m.dl_tensor); }, {c.expect});
+      expect_error<TypeError>([&] { from_dlpack(&v.m); }, {c.expect});
+      expect_error<TypeError>([&] { from_dlpack(&l.m); }, {c.expect});
+    } else {
+      expect_error<ValueError>([&] { validate_dlpack(v.m.dl_tensor); }, {c.expect});
+      expect_error<ValueError>([&] { from_dlpack(&v.m); }, {c.expect});
+      expect_error<ValueError>([&] { from_dlpack(&l.m); }, {c.expect});
+    }
+    EXPECT_EQ(v.deletes, 1);
+    EXPECT_EQ(l.deletes, 1);
+  }
+  expect_runtime_usable();
 }
 
 TEST(DLPackImport, DeleterMayRunOnAnotherThread) {

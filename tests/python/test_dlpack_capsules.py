@@ -39,32 +39,45 @@ capsule_new.restype = ctypes.py_object
 capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 
-class Producer:
-    """One float32 buffer [0, 1, 2, 3] exported as a versioned managed tensor."""
+class DLManagedTensor(ctypes.Structure):
+    pass
 
-    def __init__(self, major=1, dtype=(2, 32, 1), ndim=1, device_type=1, flags=0):
+
+LEGACY_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", LEGACY_DELETER)]
+
+
+class Producer:
+    """One float32 buffer [0, 1, 2, 3] exported as a versioned managed tensor
+    (or, legacy=True, as a legacy one)."""
+
+    def __init__(self, major=1, dtype=(2, 32, 1), ndim=None, device_type=1, flags=0, shape=(4,), byte_offset=0,
+                 legacy=False):
         self.calls = 0
+        self.legacy = legacy
         self.buf = (ctypes.c_float * 4)(0.0, 1.0, 2.0, 3.0)
-        self.shape = (ctypes.c_int64 * 1)(4)
-        self.strides = (ctypes.c_int64 * 1)(1)
-        self.deleter = DELETER(self._delete)  # kept alive by self
-        m = DLManagedTensorVersioned()
-        m.version = DLPackVersion(major, 0)
+        self.shape = (ctypes.c_int64 * len(shape))(*shape)
+        self.strides = None
+        self.deleter = (LEGACY_DELETER if legacy else DELETER)(self._delete)  # kept alive by self
+        m = DLManagedTensor() if legacy else DLManagedTensorVersioned()
+        if not legacy:
+            m.version = DLPackVersion(major, 0)
+            m.flags = flags
         m.deleter = self.deleter
-        m.flags = flags
         m.dl_tensor.data = ctypes.cast(self.buf, ctypes.c_void_p)
         m.dl_tensor.device = DLDevice(device_type, 0)
-        m.dl_tensor.ndim = ndim
+        m.dl_tensor.ndim = len(shape) if ndim is None else ndim
         m.dl_tensor.dtype = DLDataType(*dtype)
         m.dl_tensor.shape = self.shape
-        m.dl_tensor.strides = self.strides
+        m.dl_tensor.byte_offset = byte_offset
         self.managed = m
 
     def _delete(self, ptr):
         self.calls += 1
 
     def capsule(self):
-        return capsule_new(ctypes.addressof(self.managed), b"dltensor_versioned", None)
+        return capsule_new(ctypes.addressof(self.managed), b"dltensor" if self.legacy else b"dltensor_versioned",
+                           None)
 
 
 def test_consumed_capsule_deleter_once_when_last_view_goes():
@@ -89,6 +102,12 @@ def test_consumed_capsule_deleter_once_when_last_view_goes():
     (dict(dtype=(2, 32, 4)), TypeError, None),     # 4 lanes
     (dict(ndim=-1), ValueError, None),
     (dict(device_type=7), ValueError, "not provided"),
+    (dict(byte_offset=2), ValueError, "not aligned to the 4 bytes a float32"),  # misaligned first element
+    (dict(byte_offset=1, dtype=(2, 64, 1)), ValueError, "not aligned to the 8 bytes a float64"),
+    (dict(shape=(1,) * 65), ValueError, "ndim 65 exceeds"),
+    (dict(byte_offset=2**64 - 4), ValueError, "overflows the address space"),
+    (dict(legacy=True, byte_offset=2), ValueError, "not aligned"),
+    (dict(legacy=True, shape=(2, -1)), ValueError, "negative size"),
 ])
 def test_refused_capsules_call_the_deleter_once(kwargs, exc, match):
     p = Producer(**kwargs)
@@ -98,6 +117,24 @@ def test_refused_capsules_call_the_deleter_once(kwargs, exc, match):
     assert p.calls == 1
     with pytest.raises(ValueError, match="already consumed"):
         tessera.from_dlpack(cap)  # ownership moved on the first try, even though it failed
+    assert p.calls == 1
+
+
+def test_legacy_capsule_imports_read_only_and_deletes_once():
+    p = Producer(legacy=True)
+    t = tessera.from_dlpack(p.capsule())
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0] and t.data_ptr() == ctypes.addressof(p.buf)
+    assert t.is_read_only  # the legacy struct cannot say whether writes are allowed
+    with pytest.raises(ValueError, match="read-only"):
+        t[0] = 100.0
+    assert list(p.buf)[:4] == [0.0, 1.0, 2.0, 3.0]
+    q = Producer(legacy=True)
+    c = tessera.from_dlpack(q.capsule(), copy=True)
+    assert q.calls == 1  # the import was copied and released at once
+    c[0] = 100.0  # a copy of our own is writable
+    assert c.tolist() == [100.0, 1.0, 2.0, 3.0] and list(q.buf)[:4] == [0.0, 1.0, 2.0, 3.0]
+    del t
+    gc.collect()
     assert p.calls == 1
 
 

@@ -13,8 +13,12 @@
 // negative ones included; NULL strides mean row-major); the producer's deleter
 // is called exactly once, when the last tensor (or view) using it goes.
 // A read-only producer (DLPACK_FLAG_BITMASK_READ_ONLY) gives a read-only tensor:
-// writes into it throw ValueError. A producer whose DLPack major version differs
-// from ours is refused after calling only its deleter.
+// writes into it throw ValueError. A legacy DLManagedTensor cannot say whether
+// its memory may be written, so it imports read-only unless the caller says
+// otherwise (LegacyAccess::Writable). A producer whose DLPack major version
+// differs from ours is refused after calling only its deleter. Every field is
+// checked before the memory is wrapped (validate_dlpack): the first element
+// must be aligned for the dtype, since the kernels load whole elements.
 // Streams: not handled yet (no asynchronous device has kernels yet);
 // docs/dlpack.md specifies the hand-off for asynchronous devices.
 // Threading: any thread; the deleters may run on any thread.
@@ -35,13 +39,41 @@ DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, bool read_only = 
 /// read-only, so a read-only tensor is refused (ValueError), as NumPy does.
 DLManagedTensor* to_dlpack(const Tensor& t);
 /// Versioned import; takes ownership of `managed` (also when it throws). Throws
-/// ValueError (NULL pointer, major version mismatch, a DLPack device type no
-/// plugin registered or a missing device index, malformed shape/data) or
-/// TypeError (a dtype Tessera lacks).
+/// ValueError (NULL pointer, major version mismatch, or any refusal of
+/// validate_dlpack) or TypeError (a dtype Tessera lacks). Read-only exactly when
+/// the producer sets DLPACK_FLAG_BITMASK_READ_ONLY.
 Tensor from_dlpack(DLManagedTensorVersioned* managed);
-/// Legacy import; takes ownership of `managed` (also when it throws). Legacy
-/// producers cannot say read-only: the tensor is writable.
-Tensor from_dlpack(DLManagedTensor* managed);
+
+/// Whether a legacy import may be written through.
+enum class LegacyAccess {
+  ReadOnly,  ///< the default: DLManagedTensor cannot say, so writes are refused (as NumPy 2 does)
+  Writable,  ///< the caller knows the producer allows writes (e.g. it made the tensor itself)
+};
+/// Legacy import; takes ownership of `managed` (also when it throws), with the
+/// refusals of the versioned import. DLManagedTensor has no flags, so the tensor
+/// is read-only unless `access` is LegacyAccess::Writable: a producer whose
+/// memory is immutable (JAX answers even a versioned request with a legacy
+/// capsule) is never written through by accident.
+Tensor from_dlpack(DLManagedTensor* managed, LegacyAccess access = LegacyAccess::ReadOnly);
+
+/// The most dims an imported tensor may have (NumPy's NPY_MAXDIMS): a larger
+/// ndim is refused before `shape` is read.
+inline constexpr int32_t kDLPackMaxDims = 64;
+
+/// Every check from_dlpack makes on `t` before it wraps the memory, in one
+/// function (for other importers and fuzzers); never reads `t.data`'s bytes,
+/// takes no ownership and calls no deleter. Loads the default plugins if no
+/// loaded device type has t's DLPack device type. Throws ValueError for: a DLPack
+/// device type no plugin provides or a device index that does not exist; ndim < 0
+/// or > kDLPackMaxDims; shape NULL with ndim > 0; a negative size or an element
+/// count that overflows int64; data NULL for a non-empty tensor; data +
+/// byte_offset that overflows or is not a multiple of the dtype's alignment
+/// (its element size, at most 16) for a non-empty tensor; shape and strides
+/// whose extent overflows or wraps the address space. TypeError for a dtype
+/// Tessera lacks (from_dlpack_dtype). `shape` and `strides` must point to ndim
+/// readable int64s when not NULL (DLPack's contract; not checkable).
+/// Thread-safe.
+void validate_dlpack(const DLTensor& t);
 
 /// The DLPack dtype of a ScalarType, and back (TypeError if none; lanes must be
 /// 1; bool is kDLBool with 8 bits, bfloat16 is kDLBfloat with 16).
