@@ -114,7 +114,7 @@ void StructuredCall::set_tensor(int i, Tensor t) {
     held_mask_ |= 1u << i;
   }
   impls_[i] = held_[i].t.unsafeGetTensorImpl();
-  values_[i].tag = TSR_VALUE_TENSOR;
+  set_value_tag(values_[i], TSR_VALUE_TENSOR);  // and reserved 0: values_ is left uninitialized
   values_[i].as.tensor = nullptr;  // filled by run()
   set_mask_ |= 1u << i;
   if (i >= num_args_) num_args_ = i + 1;
