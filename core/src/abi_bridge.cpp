@@ -35,6 +35,7 @@ ErrorCode error_code_from_abi(TsrErrorCode code) {
     case TSR_ERROR_NOT_FOUND: return ErrorCode::InvalidArgument;
     case TSR_ERROR_ALREADY_EXISTS: return ErrorCode::InvalidArgument;
     case TSR_ERROR_OUT_OF_RANGE: return ErrorCode::IndexError;
+    case TSR_ERROR_UNKNOWN_DEVICE_TYPE: return ErrorCode::InvalidArgument;
     default: return ErrorCode::Internal;
   }
 }
