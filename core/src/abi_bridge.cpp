@@ -17,7 +17,11 @@ TsrError* make_host_error(TsrErrorCode code, const std::string& message) noexcep
   auto* err = static_cast<TsrError*>(block);
   char* text = reinterpret_cast<char*>(err + 1);
   std::memcpy(text, message.c_str(), message.size() + 1);
-  *err = TsrError{sizeof(TsrError), code, text, &destroy_host_error};
+  std::memset(static_cast<void*>(err), 0, sizeof(TsrError));  // the padding after `code` too (H6)
+  err->struct_size = sizeof(TsrError);
+  err->code = code;
+  err->message = text;
+  err->destroy = &destroy_host_error;
   return err;
 }
 
@@ -31,6 +35,7 @@ ErrorCode error_code_from_abi(TsrErrorCode code) {
     case TSR_ERROR_NOT_FOUND: return ErrorCode::InvalidArgument;
     case TSR_ERROR_ALREADY_EXISTS: return ErrorCode::InvalidArgument;
     case TSR_ERROR_OUT_OF_RANGE: return ErrorCode::IndexError;
+    case TSR_ERROR_UNKNOWN_DEVICE_TYPE: return ErrorCode::InvalidArgument;
     default: return ErrorCode::Internal;
   }
 }

@@ -6,6 +6,7 @@
 #include <tessera/dtype.h>
 #include <tessera/error.h>
 
+#include <bit>
 #include <cstring>
 #include <string>
 
@@ -36,6 +37,15 @@ template <typename F>
   } catch (...) {
     return make_host_error(TSR_ERROR_INTERNAL, "C++ exception crossed the C ABI");
   }
+}
+
+/// Sets a kernel argument's tag and its reserved field (0, as abi.h says) with
+/// one 8-byte store: arguments are built per call, on the tiny-op path too.
+[[gnu::always_inline]] inline void set_value_tag(TsrValue& v, TsrValueTag tag) {
+  static_assert(offsetof(TsrValue, tag) == 0 && offsetof(TsrValue, reserved) == 4);
+  const uint64_t word = static_cast<uint32_t>(tag);
+  const uint64_t head = std::endian::native == std::endian::little ? word : word << 32;
+  std::memcpy(static_cast<void*>(&v), &head, sizeof head);
 }
 
 inline TsrDType to_abi_dtype(ScalarType t) { return static_cast<TsrDType>(t); }

@@ -15,6 +15,10 @@ namespace tessera {
 
 class PluginRecord;
 
+/// The most devices a device type may have: Device keeps its index in 16 bits
+/// and device strings take indices 0..32767. A larger device_count is refused.
+inline constexpr int32_t kMaxDevicesPerType = 32768;
+
 struct DeviceTypeEntry {
   std::string name;
   DeviceTypeId id = 0;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device_registry.h"
@@ -22,12 +23,16 @@ struct PendingKernel {
   uint64_t dtype_mask;
   TsrKernelFn fn;
   void* context;
+  uint64_t unreachable_mask;  // dtypes of dtype_mask the core never dispatches the op with
 };
+/// What TsrHostApi.context points at. The host functions accept only contexts
+/// of live plugins (a registry in plugin_host.cpp), never dereferencing another.
 struct PluginStaging {
   PluginRecord* plugin = nullptr;
   std::vector<struct DeviceTypeEntry> device_types;
   std::vector<PendingKernel> kernels;
-  bool open = true;  // registration allowed (only during initialize)
+  std::atomic<bool> open{true};  // registration allowed (only during initialize)
+  std::thread::id thread;        // initialize's thread, the only one that may register
 };
 
 class PluginRecord {
@@ -42,6 +47,8 @@ class PluginRecord {
   TsrHostApi host_api{};  // handed to the plugin; valid until its shutdown
   std::vector<std::string> device_types;
   std::vector<KernelInfo> kernels;
+  /// Problems that did not stop the load (PluginInfo::warnings).
+  std::vector<std::string> warnings;
   /// The dynamic library (opaque; a boost::dll::shared_library).
   std::shared_ptr<void> library;
   /// The host context handed to the plugin (log may use it at any time).
@@ -51,6 +58,12 @@ class PluginRecord {
   /// host's reference).
   std::atomic<long> refs{0};
 
+  PluginRecord();
+  /// Withdraws the host context from the registry: host functions called with
+  /// it afterwards are refused.
+  ~PluginRecord();
+  PluginRecord(const PluginRecord&) = delete;
+  PluginRecord& operator=(const PluginRecord&) = delete;
   PluginInfo describe() const;
 };
 

@@ -49,19 +49,19 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
                                                TsrValue& v) {
   if (is_int) {
     if (t == kBool) {
-      v.tag = TSR_VALUE_BOOL;
+      set_value_tag(v, TSR_VALUE_BOOL);
       v.as.b = i != 0;
     } else if (is_floating_type(t)) {
-      v.tag = TSR_VALUE_FLOAT;
+      set_value_tag(v, TSR_VALUE_FLOAT);
       v.as.f = static_cast<double>(i);
     } else {
-      v.tag = TSR_VALUE_INT;
+      set_value_tag(v, TSR_VALUE_INT);
       v.as.i = i;
     }
     return true;
   }
   if (is_double && is_floating_type(t)) {
-    v.tag = TSR_VALUE_FLOAT;
+    set_value_tag(v, TSR_VALUE_FLOAT);
     v.as.f = d;
     return true;
   }
@@ -137,7 +137,7 @@ template <class Args>
   }
 
   TsrValue values[3];
-  for (int i = 0; i < n; ++i) values[i].tag = TSR_VALUE_TENSOR;
+  for (int i = 0; i < n; ++i) set_value_tag(values[i], TSR_VALUE_TENSOR);  // reserved 0 too
   if (trailing == PointwiseLane::Trailing::Alpha) {
     if (!args.alpha(n, t, values[n])) [[unlikely]] return false;
   } else if (trailing == PointwiseLane::Trailing::NoneOnly) {

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <new>
+#include <utility>
 
 #include "abi_bridge.h"
 #include "plugin_host.h"
@@ -144,7 +145,7 @@ void StructuredCall::set_tensor(int i, Tensor t) {
     held_mask_ |= 1u << i;
   }
   impls_[i] = held_[i].t.unsafeGetTensorImpl();
-  values_[i].tag = TSR_VALUE_TENSOR;
+  set_value_tag(values_[i], TSR_VALUE_TENSOR);  // and reserved 0: values_ is left uninitialized
   values_[i].as.tensor = nullptr;  // filled by run()
   set_mask_ |= 1u << i;
   if (i >= num_args_) num_args_ = i + 1;
@@ -189,8 +190,23 @@ void StructuredCall::add_data_dependent_output(ScalarType dtype) {
   ++num_outputs_;
 }
 
+namespace {
+// The call running a kernel with a data-dependent output on this thread: the
+// only handle allocate_output accepts. Any other is refused by comparison,
+// never dereferenced (a plugin may pass NULL, a stale or a foreign pointer).
+constinit thread_local const StructuredCall* t_allocating_call __attribute__((tls_model("initial-exec"))) = nullptr;
+}  // namespace
+
 TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim,
                                      const int64_t* shape, DLTensor** out) {
+  if (handle == nullptr || reinterpret_cast<const StructuredCall*>(handle) != t_allocating_call) [[unlikely]] {
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
+                           handle == nullptr
+                               ? "allocate_output: output " + std::to_string(index) +
+                                     " is not a data-dependent output awaiting allocation (the call has none: its handle is NULL)"
+                               : std::string("allocate_output: the handle is not that of the kernel call running on "
+                                             "this thread (pass call->handle, during the call, on its thread)"));
+  }
   auto* c = reinterpret_cast<StructuredCall*>(handle);
   try {
     const std::string who = c->op_.name() + ": allocate_output";
@@ -254,6 +270,7 @@ void fail_plugin_kernel(const Operator& op, const Frame& frame, const DeviceType
 void StructuredCall::run() {
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
+  bool data_dependent = false;
   for (int i = 0; i < num_outputs_; ++i) {
     if (out_kind_[i] == 0) {
       try {
@@ -265,6 +282,7 @@ void StructuredCall::run() {
     if (out_kind_[i] == 2) {
       if (dev.no_storage()) [[unlikely]] fail_data_dependent_on_no_storage(dev);
       all_empty = false;
+      data_dependent = true;
     } else if (outputs_[i].numel() != 0) {
       all_empty = false;
     }
@@ -294,9 +312,17 @@ void StructuredCall::run() {
         }
       }
       dl_outputs_ = dl_outs;
+      // A handle only for a call that has something to allocate (abi.h allows
+      // NULL otherwise), accepted by allocate_output only during the call.
+      TsrCallHandle handle = nullptr;
+      const StructuredCall* outer = nullptr;
+      if (data_dependent) [[unlikely]] {
+        outer = std::exchange(t_allocating_call, this);
+        handle = reinterpret_cast<TsrCallHandle>(this);
+      }
       TsrError* err = call_plugin_kernel(op_, *k, device.index(), dispatch_dtype, values_, static_cast<size_t>(num_args_),
-                                         dl_outs, static_cast<size_t>(num_outputs_),
-                                         reinterpret_cast<TsrCallHandle>(this), &structured_allocate_output);
+                                         dl_outs, static_cast<size_t>(num_outputs_), handle, &structured_allocate_output);
+      if (data_dependent) [[unlikely]] t_allocating_call = outer;
       dl_outputs_ = nullptr;
       if (err != nullptr) [[unlikely]] fail_plugin_kernel(op_, frame_, dev, *k, dispatch_dtype, err);
       for (int i = 0; i < num_outputs_; ++i) {

@@ -82,7 +82,7 @@ class StructuredCall {
   /// Saves the reference-count traffic of set_tensor on the hot path.
   void set_tensor_borrowed(int i, const Tensor& t) {
     impls_[i] = t.unsafeGetTensorImpl();
-    values_[i].tag = TSR_VALUE_TENSOR;
+    set_value_tag(values_[i], TSR_VALUE_TENSOR);  // and reserved 0: values_ is left uninitialized
     values_[i].as.tensor = nullptr;  // filled by run()
     mark_set(i);
   }
@@ -94,13 +94,13 @@ class StructuredCall {
   void set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
     TsrValue& v = values_[i];
     if (as_dtype == kBool) {
-      v.tag = TSR_VALUE_BOOL;
+      set_value_tag(v, TSR_VALUE_BOOL);
       v.as.b = s.to_bool() ? 1 : 0;
     } else if (is_floating_type(as_dtype)) {
-      v.tag = TSR_VALUE_FLOAT;
+      set_value_tag(v, TSR_VALUE_FLOAT);
       v.as.f = s.to_double();
     } else {
-      v.tag = TSR_VALUE_INT;
+      set_value_tag(v, TSR_VALUE_INT);
       v.as.i = s.to_long();
     }
     mark_set(i);

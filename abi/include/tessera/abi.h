@@ -1,5 +1,5 @@
 /*
- * tessera/abi.h — the Tessera plugin C ABI, version 1.0.
+ * tessera/abi.h — the Tessera plugin C ABI, version 1.1.
  *
  * This header is the specification of the boundary between the Tessera core
  * (libtessera) and a device plugin (a shared library loaded at run time). It is
@@ -46,7 +46,7 @@ extern "C" {
 
 /** The ABI version this header describes. */
 #define TSR_ABI_VERSION_MAJOR 1
-#define TSR_ABI_VERSION_MINOR 0
+#define TSR_ABI_VERSION_MINOR 1
 
 /** An ABI version. Frozen value type (no struct_size). */
 typedef struct TsrVersion {
@@ -89,6 +89,13 @@ typedef int32_t TsrErrorCode;
 #define TSR_ERROR_NOT_FOUND 7        /* a named thing does not exist */
 #define TSR_ERROR_ALREADY_EXISTS 8   /* a name is already registered */
 #define TSR_ERROR_OUT_OF_RANGE 9     /* an index or dimension out of range */
+/**
+ * (1.1) register_kernel named a device type that no loaded plugin registered.
+ * Returned only to plugins that implement ABI >= 1.1; a 1.0 plugin gets
+ * TSR_ERROR_NOT_FOUND, which in 1.1 means only "this core lacks the op (or
+ * every dtype of the mask)" — something a plugin skips, while this is not.
+ */
+#define TSR_ERROR_UNKNOWN_DEVICE_TYPE 10
 
 /**
  * An error object. Created by whichever side fails; owned by the receiver.
@@ -180,13 +187,21 @@ typedef struct TsrCopyRequest {
  */
 typedef struct TsrDeviceTypeDesc {
   size_t struct_size;
-  /** Unique lower-case name, [a-z][a-z0-9_]*, at most 64 characters, e.g. "cpu". Borrowed. */
+  /**
+   * Unique lower-case name, [a-z][a-z0-9_]*, at most 64 characters, e.g. "toy".
+   * Borrowed. The names of the built-in plugins' device types ("cpu", "cuda",
+   * "meta") are reserved for them: any other plugin registering one is refused
+   * with TSR_ERROR_ALREADY_EXISTS, whatever the load order.
+   */
   const char* name;
   /**
-   * The DLPack device type of this device's memory (a DLDeviceType value), unique
-   * among registered types; 0 if the device's tensors cannot be exchanged through
-   * DLPack (e.g. "meta", which holds no bytes). Kernels of a device with memory
-   * and type 0 see kDLExtDev in their DLTensors' device.
+   * The DLPack device type of this device's memory (a DLDeviceType value, >= 0),
+   * unique among registered types; 0 if the device's tensors cannot be exchanged
+   * through DLPack (e.g. "meta", which holds no bytes). Kernels of a device with
+   * memory and type 0 see kDLExtDev in their DLTensors' device. kDLCPU, kDLCUDA,
+   * kDLCUDAHost and kDLCUDAManaged are reserved for the built-in plugins (cpu,
+   * cuda) and refused to others with TSR_ERROR_ALREADY_EXISTS: a device whose
+   * memory is host memory registers 0 and TSR_DEVICE_CAP_HOST_ACCESSIBLE.
    */
   int32_t dlpack_device_type;
   /**
@@ -200,10 +215,12 @@ typedef struct TsrDeviceTypeDesc {
   void* context;
 
   /**
-   * Stores the number of devices in *count. If the device runtime is absent,
-   * returns TSR_ERROR_UNAVAILABLE whose message says why (the host then lists the
-   * type with zero devices and that reason). Called once, at
-   * registration; the host caches the count.
+   * Stores the number of devices in *count, 0 to 32768 (device indices are 0 to
+   * 32767). If the device runtime is absent, returns TSR_ERROR_UNAVAILABLE whose
+   * message says why (the host then lists the type with zero devices and that
+   * reason). A negative or larger count is refused the same way: zero devices,
+   * with the count as the reason. Called once, at registration; the host caches
+   * the count.
    */
   TsrError* (*device_count)(void* context, int32_t* count);
   /**
@@ -334,6 +351,9 @@ typedef struct TsrKernelCall {
    * (ndim >= 0 values, each >= 0; shape borrowed) on the call's device, and
    * stores in *out a pointer to outputs[index], now filled in (contiguous).
    * Valid only during this call, on the calling thread; at most once per index.
+   * Any other handle than this call's `handle` (NULL, one from another call or
+   * thread, any other pointer) gets TSR_ERROR_INVALID_ARGUMENT; the host never
+   * dereferences it.
    */
   TsrError* (*allocate_output)(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim,
                                const int64_t* shape, DLTensor** out);
@@ -351,16 +371,27 @@ typedef TsrError* (*TsrKernelFn)(const TsrKernelCall* call);
  */
 typedef struct TsrKernelDesc {
   size_t struct_size;
-  /** Operator name, e.g. "add" (see docs/ops.md for the operators of 1.0). */
+  /**
+   * Operator name, e.g. "add" (see docs/ops.md for the operators of 1.0). An op
+   * this core does not know gets TSR_ERROR_NOT_FOUND: a newer plugin in an older
+   * core skips that kernel and goes on.
+   */
   const char* op_name;
-  /** Device type name; registered by this or an earlier plugin. */
+  /**
+   * Device type name; registered earlier in this initialize or by a plugin
+   * loaded before (the built-in plugins load before all others). An unknown one
+   * is a failure, not something to skip: TSR_ERROR_UNKNOWN_DEVICE_TYPE for a
+   * plugin implementing ABI >= 1.1, TSR_ERROR_NOT_FOUND for a 1.0 plugin.
+   */
   const char* device_type;
   /**
    * Set of dispatch dtypes this kernel handles (TSR_DTYPE_BIT(...) OR-ed). Bits
    * of dtypes the host does not know (from a newer minor version) are ignored;
    * if none is known the registration answers TSR_ERROR_NOT_FOUND. A later
    * registration for the same (op, device type, dtype) is refused with
-   * TSR_ERROR_ALREADY_EXISTS.
+   * TSR_ERROR_ALREADY_EXISTS. A dtype the host never dispatches the op with
+   * (the core converts such inputs first, e.g. exp of int64 runs in float32)
+   * is accepted, never called, and reported as a warning.
    */
   uint64_t dtype_mask;
   TsrKernelFn fn;
@@ -384,6 +415,11 @@ typedef struct TsrHostContext_* TsrHostContext;
  * The host's functions, given to a plugin's initialize. The struct is owned by
  * the host and valid until the plugin's shutdown returns (if initialize fails,
  * only until initialize returns).
+ *
+ * Every function checks its `context` against the contexts of live plugins
+ * without dereferencing it: NULL or any other pointer than `context` is
+ * refused with TSR_ERROR_INVALID_ARGUMENT (log writes a warning naming the bad
+ * context, and the message, to the host's log instead).
  */
 typedef struct TsrHostApi {
   size_t struct_size;
@@ -392,12 +428,16 @@ typedef struct TsrHostApi {
   /** Opaque; pass to every function below. */
   TsrHostContext context;
   /**
-   * Registers a device type. Only during initialize, on its thread. Fails with
-   * TSR_ERROR_ALREADY_EXISTS if the name or the DLPack device type is taken, and
+   * Registers a device type. Only during initialize, on its thread (else
+   * TSR_ERROR_INVALID_ARGUMENT). Fails with TSR_ERROR_ALREADY_EXISTS if the name
+   * or the DLPack device type is taken or reserved, and
    * TSR_ERROR_INVALID_ARGUMENT for a malformed description.
    */
   TsrError* (*register_device_type)(TsrHostContext context, const TsrDeviceTypeDesc* desc);
-  /** Registers a kernel. Only during initialize, on its thread. */
+  /**
+   * Registers a kernel. Only during initialize, on its thread (else
+   * TSR_ERROR_INVALID_ARGUMENT). Errors: see TsrKernelDesc.
+   */
   TsrError* (*register_kernel)(TsrHostContext context, const TsrKernelDesc* desc);
   /** Writes a NUL-terminated message to the host's log. Any thread, any time. */
   void (*log)(TsrHostContext context, int32_t level, const char* message);

@@ -7,6 +7,16 @@
 // libtessera. A default plugin that fails to load is recorded (plugin_load_errors)
 // and skipped; load_plugin() on an explicit path throws instead.
 //
+// Load order: the built-in plugins' files (libtessera-cpu.so, libtessera-cuda.so,
+// libtessera-meta.so) first, wherever they are in the search path; then every
+// other file in search-path order, a folder's *.so files sorted by name; a file
+// reached twice loads once. Explicit load_plugin() calls come after the default
+// set. A plugin registering kernels for another plugin's device type must load
+// after it. The built-in plugins' device type names ("cpu", "cuda", "meta") and
+// DLPack device types (kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged) are
+// reserved for them: another plugin registering one is refused, whatever the
+// order. docs/abi.md H1 and H18 have the rules.
+//
 // Threading: every function here is safe from any thread; loading is serialized.
 // A plugin's library stays loaded while something it produced (a storage) lives.
 #pragma once
@@ -34,6 +44,12 @@ struct PluginInfo {
   uint32_t abi_minor = 0;
   std::vector<std::string> device_types;
   std::vector<KernelInfo> kernels;
+  /// Problems found in the plugin's registrations that did not stop the load,
+  /// one sentence each: kernels the core never calls (registered for a dtype it
+  /// converts the op's inputs from first, e.g. exp for int64), a device_count it
+  /// could not use. Also logged as warnings when the plugin loads, and listed by
+  /// info_text().
+  std::vector<std::string> warnings;
 };
 
 struct DeviceTypeSummary {
@@ -48,11 +64,20 @@ struct DeviceTypeSummary {
   std::vector<std::string> device_descriptions;
 };
 
-/// Loads the plugin at `path` (a shared library file). Throws PluginError naming
-/// the path on: missing file, not a shared library, no entry symbol, ABI major
-/// mismatch (naming both versions), a duplicate plugin name, or an initialize
-/// that failed (with the plugin's message). Nothing of a refused plugin stays
-/// registered. Returns the loaded plugin's description.
+/// Loads the plugin at `path` (a shared library file), after the default set.
+/// Before dlopen, the file must be a regular file whose ELF headers show a
+/// shared library for this host's class, byte order and machine with every
+/// loadable segment inside the file (a truncated or foreign file is refused,
+/// never handed to the dynamic loader). Throws PluginError naming the path on: a
+/// path holding a NUL byte, a missing file, not a regular file, not such a
+/// library (with the reason, e.g. "truncated: PT_LOAD segment 2 of 4 ends at
+/// byte 13648, the file is 1000 bytes"), no entry symbol, ABI major mismatch
+/// (naming both versions), a plugin name already loaded from another file
+/// (naming both files), or an initialize that failed (with the plugin's
+/// message, e.g. a reserved device type name). Nothing of a refused plugin stays
+/// registered. Loading a file that is already loaded (the same file by its
+/// canonical path) does nothing and returns the loaded plugin's description;
+/// after unload_plugin() the file loads anew. Returns the plugin's description.
 PluginInfo load_plugin(const std::string& path);
 /// Unloads the plugin `name` (ValueError if none is loaded): its kernels are
 /// withdrawn, its device types vanish from lookups and refuse new allocations
@@ -67,7 +92,9 @@ void load_default_plugins();
 std::vector<std::string> plugin_search_path();
 std::vector<PluginInfo> plugins();
 std::vector<DeviceTypeSummary> device_types();
-/// Errors of default plugins that failed to load ("path: message").
+/// Errors of default plugins that failed to load, each naming the file (and
+/// for a plugin name found twice on the search path, both files). Also logged
+/// with TESSERA_VERBOSE=1.
 std::vector<std::string> plugin_load_errors();
 /// Every available device (index 0..count-1 of every registered type).
 std::vector<Device> devices();

@@ -113,9 +113,13 @@ class Host {
   }
 
   /// Registers a kernel for (op, device type, dtypes). An op the host does not
-  /// know (an older core) is logged and skipped rather than failing the plugin,
-  /// so a newer plugin still loads into an older 1.x core. Returns whether the
-  /// kernel was registered; throws sdk::Error on any other failure.
+  /// know, or a mask of dtypes none of which it knows (an older core), is logged
+  /// at info level and skipped rather than failing the plugin, so a newer plugin
+  /// still loads into an older 1.x core; returns false then. Any other failure
+  /// throws sdk::Error — among them a device type no loaded plugin registered
+  /// (TSR_ERROR_UNKNOWN_DEVICE_TYPE from a 1.1 host). A 1.0 host answers
+  /// TSR_ERROR_NOT_FOUND for that too, so there it is skipped as well (with the
+  /// host's message in the log). Returns true when the kernel was registered.
   bool register_kernel(const char* op_name, const char* device_type, uint64_t dtype_mask,
                        TsrKernelFn fn, void* context = nullptr) const {
     TsrKernelDesc desc{};
@@ -127,7 +131,7 @@ class Host {
     desc.context = context;
     TsrError* err = api_->register_kernel(api_->context, &desc);
     if (err != nullptr && err->code == TSR_ERROR_NOT_FOUND) {
-      log(TSR_LOG_INFO, err->message);
+      log(TSR_LOG_INFO, (std::string("kernel skipped: ") + (err->message ? err->message : "")).c_str());
       err->destroy(err);
       return false;
     }

@@ -1,0 +1,61 @@
+// Version negotiation of ABI 1.1 (docs/abi.md §6, changelog 1.1): the host
+// offers 1.0-1.1 and reports 1.1, and tells an unknown device type apart from
+// an unknown op (TSR_ERROR_UNKNOWN_DEVICE_TYPE) only for plugins implementing
+// 1.1 or later; a plugin that implements 1.0 sees exactly 1.0's codes.
+//
+// The probe plugins (tests/plugins/version_probe_plugin.c, plain C99, built as
+// ABI 1.0, 1.1 and 1.7) register what the host must refuse and fail their
+// initialize on purpose with the codes they got, which the PluginError carries.
+#include <gtest/gtest.h>
+#include <tessera/abi.h>
+#include <tessera/tessera.h>
+
+#include <string>
+
+using namespace tessera;
+
+namespace {
+
+std::string probe(const char* path) {
+  try {
+    load_plugin(path);
+  } catch (const PluginError& e) {
+    return e.what();
+  }
+  return "(loaded)";
+}
+
+std::string codes(int unknown_op, int unknown_device_type, int unknown_dtypes) {
+  return "vprobe: offer 1.0-1." + std::to_string(TSR_ABI_VERSION_MINOR) + " host 1." +
+         std::to_string(TSR_ABI_VERSION_MINOR) + " unknown_op=" + std::to_string(unknown_op) +
+         " unknown_device_type=" + std::to_string(unknown_device_type) +
+         " unknown_dtypes=" + std::to_string(unknown_dtypes);
+}
+
+}  // namespace
+
+TEST(AbiNegotiation, HostSpeaks1_1) {
+  static_assert(TSR_ABI_VERSION_MAJOR == 1 && TSR_ABI_VERSION_MINOR >= 1);
+  static_assert(TSR_ERROR_UNKNOWN_DEVICE_TYPE == 10);
+  EXPECT_EQ(abi_version_major(), 1u);
+  EXPECT_EQ(abi_version_minor(), uint32_t(TSR_ABI_VERSION_MINOR));
+}
+
+TEST(AbiNegotiation, A1_0PluginSeesOnly1_0ErrorCodes) {
+  const std::string msg = probe(TSRTEST_VPROBE_V1_0);
+  EXPECT_NE(msg.find(codes(TSR_ERROR_NOT_FOUND, TSR_ERROR_NOT_FOUND, TSR_ERROR_NOT_FOUND)), std::string::npos) << msg;
+}
+
+TEST(AbiNegotiation, A1_1PluginTellsUnknownDeviceTypesFromUnknownOps) {
+  const std::string msg = probe(TSRTEST_VPROBE_V1_1);
+  EXPECT_NE(msg.find(codes(TSR_ERROR_NOT_FOUND, TSR_ERROR_UNKNOWN_DEVICE_TYPE, TSR_ERROR_NOT_FOUND)),
+            std::string::npos)
+      << msg;
+}
+
+TEST(AbiNegotiation, ANewerMinorGetsTheNewestBehaviourThisHostHas) {
+  const std::string msg = probe(TSRTEST_VPROBE_V1_7);
+  EXPECT_NE(msg.find(codes(TSR_ERROR_NOT_FOUND, TSR_ERROR_UNKNOWN_DEVICE_TYPE, TSR_ERROR_NOT_FOUND)),
+            std::string::npos)
+      << msg;
+}

@@ -1,0 +1,119 @@
+/* A plain C99 plugin (abi.h only) that reports which error codes the host's
+ * register_kernel answers, for the negotiation tests. Built once per ABI minor
+ * version it claims (TSRTEST_MINOR: 0, 1 and 7, named vprobe_v1_<minor>). Its
+ * initialize registers a device type of its own, then three kernels the host
+ * must refuse — an unknown op, an unknown device type, a dtype mask with no
+ * dtype the host knows — and fails on purpose with a message listing the codes
+ * and the versions it was offered, which the test reads from the PluginError:
+ *   "vprobe: offer 1.0-1.1 host 1.1 unknown_op=7 unknown_device_type=10 unknown_dtypes=7" */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tessera/abi.h>
+
+#ifndef TSRTEST_MINOR
+#error "TSRTEST_MINOR must be defined"
+#endif
+#define VPROBE_STR2(x) #x
+#define VPROBE_STR(x) VPROBE_STR2(x)
+#define VPROBE_NAME "vprobe_v1_" VPROBE_STR(TSRTEST_MINOR)
+
+static void vprobe_destroy(TsrError* self) { free(self); }
+static void vprobe_destroy_static(TsrError* self) { (void)self; }
+
+static TsrError* vprobe_error(TsrErrorCode code, const char* message) {
+  static TsrError oom = {sizeof(TsrError), TSR_ERROR_OUT_OF_MEMORY, "vprobe: out of memory", vprobe_destroy_static};
+  size_t len = strlen(message);
+  TsrError* e = (TsrError*)malloc(sizeof(TsrError) + len + 1);
+  if (e == NULL) return &oom;
+  memcpy((char*)(e + 1), message, len + 1);
+  e->struct_size = sizeof(TsrError);
+  e->code = code;
+  e->message = (const char*)(e + 1);
+  e->destroy = vprobe_destroy;
+  return e;
+}
+
+static TsrVersion vprobe_offer_min, vprobe_offer_max;
+
+static TsrError* vprobe_device_count(void* context, int32_t* count) {
+  (void)context;
+  *count = 1;
+  return NULL;
+}
+static TsrError* vprobe_allocate(void* context, int32_t index, size_t nbytes, TsrStream stream, void** ptr) {
+  (void)context;
+  (void)index;
+  (void)stream;
+  *ptr = malloc(nbytes);
+  return *ptr != NULL ? NULL : vprobe_error(TSR_ERROR_OUT_OF_MEMORY, "vprobe: malloc failed");
+}
+static void vprobe_deallocate(void* context, int32_t index, void* ptr, size_t nbytes, TsrStream stream) {
+  (void)context;
+  (void)index;
+  (void)nbytes;
+  (void)stream;
+  free(ptr);
+}
+static TsrError* vprobe_copy(void* context, const TsrCopyRequest* r) {
+  (void)context;
+  memcpy(r->dst, r->src, r->nbytes);
+  return NULL;
+}
+static TsrError* vprobe_kernel(const TsrKernelCall* call) {
+  (void)call;
+  return NULL;
+}
+
+/* The code register_kernel answers for (op, device type, mask); 0 for success. */
+static int vprobe_code(const TsrHostApi* host, const char* op, const char* device_type, uint64_t mask) {
+  TsrKernelDesc k;
+  TsrError* err;
+  int code;
+  memset(&k, 0, sizeof k);
+  k.struct_size = sizeof k;
+  k.op_name = op;
+  k.device_type = device_type;
+  k.dtype_mask = mask;
+  k.fn = vprobe_kernel;
+  err = host->register_kernel(host->context, &k);
+  if (err == NULL) return 0;
+  code = err->code;
+  err->destroy(err);
+  return code;
+}
+
+static TsrError* vprobe_initialize(const TsrHostApi* host, void** state) {
+  TsrDeviceTypeDesc device;
+  TsrError* err;
+  char text[200];
+  const uint64_t f32 = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32);
+  (void)state;
+  memset(&device, 0, sizeof device);
+  device.struct_size = sizeof device;
+  device.name = VPROBE_NAME;
+  device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
+  device.memory_alignment = 8;
+  device.device_count = vprobe_device_count;
+  device.allocate = vprobe_allocate;
+  device.deallocate = vprobe_deallocate;
+  device.copy = vprobe_copy;
+  err = host->register_device_type(host->context, &device);
+  if (err != NULL) return err;
+  snprintf(text, sizeof text, "vprobe: offer %u.%u-%u.%u host %u.%u unknown_op=%d unknown_device_type=%d unknown_dtypes=%d",
+           (unsigned)vprobe_offer_min.major, (unsigned)vprobe_offer_min.minor, (unsigned)vprobe_offer_max.major,
+           (unsigned)vprobe_offer_max.minor, (unsigned)host->host_version.major, (unsigned)host->host_version.minor,
+           vprobe_code(host, "no_such_op", VPROBE_NAME, f32), vprobe_code(host, "add", "no_such_device", f32),
+           vprobe_code(host, "add", VPROBE_NAME, ((uint64_t)1) << 40));
+  return vprobe_error(TSR_ERROR_INTERNAL, text);
+}
+
+static const TsrPluginInfo vprobe_info = {sizeof(TsrPluginInfo), {1, TSRTEST_MINOR}, VPROBE_NAME, "0.1",
+                                          "reports register_kernel's error codes", vprobe_initialize, NULL};
+
+TSR_PLUGIN_EXPORT const TsrPluginInfo* tessera_plugin_entry(const TsrHostOffer* offer);
+TSR_PLUGIN_EXPORT const TsrPluginInfo* tessera_plugin_entry(const TsrHostOffer* offer) {
+  vprobe_offer_min = offer->min_version;
+  vprobe_offer_max = offer->max_version;
+  return &vprobe_info;
+}
