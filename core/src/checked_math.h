@@ -126,17 +126,16 @@ inline std::string u128_text(unsigned __int128 v) {
 /// float64 is N bytes, more than int64 can index".
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_shape(std::string_view op, IntArrayRef sizes,
                                                                 ScalarType dtype) {
-  for (int64_t s : sizes)
+  bool zero = false;
+  for (int64_t s : sizes) {
     if (s < 0) throw ValueError(detail::str(op, ": negative size ", s, " in shape ", sizes));
+    zero |= s == 0;
+  }
   int64_t n = 0;
   if (span(sizes, n)) {
-    bool zero = false;
-    for (int64_t s : sizes) zero |= s == 0;
     throw ValueError(detail::str(op, ": shape ", sizes, " has more elements than int64 can count (the product of its sizes",
                                  zero ? ", counting the 0s as 1," : "", " exceeds 9223372036854775807)"));
   }
-  bool zero = false;
-  for (int64_t s : sizes) zero |= s == 0;
   const unsigned __int128 bytes = static_cast<unsigned __int128>(n) * element_size(dtype);
   throw ValueError(detail::str(op, ": shape ", sizes, " of ", dtype_name(dtype), zero ? " would span " : " is ",
                                u128_text(bytes), " bytes, more than int64 can index"));
