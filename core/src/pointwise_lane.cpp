@@ -154,6 +154,7 @@ template <class Args>
   // the size class (the common case, inline), else a new one.
   const ScalarType out_dtype = lane.bool_result ? kBool : t;
   const int64_t numel = a->numel();
+  // No overflow: out_dtype is no wider than t, and a's bytes fit int64 (checked_math.h).
   const size_t nbytes = static_cast<size_t>(numel) * element_size(out_dtype);
   TensorImpl* o = nullptr;
   if (small_blocks::eligible(dev, device, nbytes) && !device_registry::retired(device.type()))

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "abi_bridge.h"
+#include "checked_math.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -39,11 +40,6 @@ void device_deleter(StorageImpl& s) noexcept {
 }  // namespace
 
 namespace {
-[[noreturn, gnu::cold, gnu::noinline]] void fail_negative_size(IntArrayRef sizes) {
-  for (int64_t s : sizes)
-    if (s < 0) throw ValueError(detail::str("empty: negative size ", s, " in shape ", sizes));
-  throw InternalError("fail_negative_size without a negative size");
-}
 [[noreturn, gnu::cold, gnu::noinline]] void fail_retired(const DeviceTypeEntry& e, Device device) {
   throw UnavailableError(detail::str("cannot allocate on ", device.str(), ": its plugin '", e.plugin_name,
                                      "' was unloaded"));
@@ -89,17 +85,14 @@ namespace {
 }
 
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
-  int64_t numel = 1;
-  for (int64_t s : sizes) {
-    if (s < 0) [[unlikely]] fail_negative_size(sizes);
-    numel *= s;
-  }
+  const int64_t numel = checked::check_shape("empty", sizes, dtype);
   return allocate_contiguous(device_entry(device), device, sizes, numel, dtype);
 }
 
 Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel,
                            ScalarType dtype) {
   if (device_registry::retired(device.type())) [[unlikely]] fail_retired(e, device);
+  // Fits: callers checked the shape (checked::check_shape), so numel * size <= INT64_MAX.
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
   Storage storage;
   if (e.no_storage() || nbytes == 0) {
@@ -162,6 +155,7 @@ void StructuredCall::set_int_list(int i, IntArrayRef list) {
 }
 
 void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
+  (void)checked::check_shape(op_.name(), sizes, dtype);  // the op's name on an overflowing output shape
   const DimVector& store = out_store_[num_outputs_].emplace(sizes.begin(), sizes.end());
   out_shape_[num_outputs_] = IntArrayRef(store.data(), store.size());
   out_dtypes_[num_outputs_] = dtype;
@@ -170,6 +164,7 @@ void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
 }
 
 void StructuredCall::add_output_borrowed_shape(IntArrayRef sizes, ScalarType dtype) {
+  (void)checked::check_shape(op_.name(), sizes, dtype);
   out_shape_[num_outputs_] = sizes;
   out_dtypes_[num_outputs_] = dtype;
   out_kind_[num_outputs_] = 0;
@@ -418,6 +413,11 @@ DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b) {
                                    db, " at dimension ", i, " of the broadcast shape)"));
     }
     out[i] = da == 1 ? db : da;
+  }
+  int64_t span = 0;
+  if (checked::span(out, span)) [[unlikely]] {
+    throw ValueError(detail::str(op.name(), ": shapes ", a, " and ", b, " broadcast to ", IntArrayRef(out),
+                                 ", which has more elements than int64 can count"));
   }
   return out;
 }

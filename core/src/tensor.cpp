@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "checked_math.h"
 #include "device_registry.h"
 #include "ops/ops.h"
 #include "structured.h"
@@ -95,7 +96,7 @@ Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
     if (d < s || d > e) {
       shape.push_back(size(d));
     } else {
-      merged *= size(d);
+      merged *= size(d);  // fits: a product of this tensor's sizes (checked_math.h)
       if (d == e) shape.push_back(merged);
     }
   }
@@ -215,6 +216,7 @@ Tensor Tensor::to(Device device, ScalarType dtype) const {
   }
   if (device == this->device()) {
     if (dtype == scalar_type()) return *this;
+    (void)checked::check_shape("to", sizes(), dtype);  // a wider dtype may not fit where this one did
     Tensor out = empty_on(sizes(), dtype, device);
     out.copy_(*this);
     return out;
@@ -275,13 +277,14 @@ Tensor empty(IntArrayRef size, const TensorOptions& o) {
 Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
   TSR_CHECK(size.size() == stride.size(), ValueError, "empty_strided: sizes ", size, " and strides ", stride,
             " differ in length");
-  int64_t span = 1;
+  bool empty_tensor = false;
   for (size_t i = 0; i < size.size(); ++i) {
     TSR_CHECK(size[i] >= 0 && stride[i] >= 0, ValueError, "empty_strided: negative size or stride");
-    if (size[i] == 0) span = 0;
+    if (size[i] == 0) empty_tensor = true;
   }
-  if (span != 0)
-    for (size_t i = 0; i < size.size(); ++i) span += (size[i] - 1) * stride[i];
+  int64_t lo = 0, hi = 0, span = 0;
+  TSR_CHECK(empty_tensor || (!checked::extent(size, stride, lo, hi) && !checked::add(hi, 1, span)), ValueError,
+            "empty_strided: sizes ", size, " and strides ", stride, " reach beyond int64");
   return empty({span}, o).as_strided(size, stride, 0);
 }
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return empty(size, o).fill_(0); }
@@ -362,23 +365,25 @@ Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, std::functi
   }
   // The storage spans the lowest to the highest element address; with negative
   // strides the first element is not the lowest, so it sits at an offset.
-  int64_t lo = 0, hi = 0;
+  (void)checked::check_shape("from_blob", sizes, dtype);
+  const int64_t itemsize = static_cast<int64_t>(element_size(dtype));
+  int64_t lo = 0, hi = 0, bytes = 0;
   if (!empty_tensor) {
-    for (size_t i = 0; i < sizes.size(); ++i) {
-      const int64_t reach = (sizes[i] - 1) * strides[i];
-      (reach < 0 ? lo : hi) += reach;
-    }
+    // Elements lie at lo..hi (in elements) around the first: that span in bytes must fit int64.
+    const bool overflow = checked::extent(sizes, strides, lo, hi) || checked::sub(hi, lo, bytes) ||
+                          checked::add(bytes, 1, bytes) || checked::mul(bytes, itemsize, bytes);
+    TSR_CHECK(!overflow, ValueError, "from_blob: sizes ", sizes, " and strides ", strides, " of ", dtype_name(dtype),
+              " span more bytes than int64 can count");
   }
   TSR_CHECK(data != nullptr || empty_tensor, ValueError, "from_blob: null data pointer for a non-empty tensor");
-  const size_t itemsize = element_size(dtype);
-  void* base = empty_tensor ? data : static_cast<char*>(data) + lo * int64_t(itemsize);
+  void* base = empty_tensor ? data : static_cast<char*>(data) + lo * itemsize;
   auto* ctx = new BlobDeleter{std::move(deleter), data};
-  Storage storage(new StorageImpl(base, empty_tensor ? 0 : size_t(hi - lo + 1) * itemsize, device, &blob_deleter, ctx,
-                                  PluginRef()));
+  Storage storage(new StorageImpl(base, size_t(bytes), device, &blob_deleter, ctx, PluginRef()));
   return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes, strides, -lo)));
 }
 
 Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> deleter, const TensorOptions& o) {
+  (void)checked::check_shape("from_blob", sizes, o.dtype_or(kDefaultFloat));
   const DimVector strides = contiguous_strides(sizes);
   return from_blob(data, sizes, strides, std::move(deleter), o);
 }

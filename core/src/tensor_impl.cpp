@@ -2,6 +2,7 @@
 #include <tessera/tensor_impl.h>
 
 #include "abi_bridge.h"
+#include "checked_math.h"
 #include "device_registry.h"
 #include "local_keys.h"
 #include "tensor_cache.h"
@@ -33,10 +34,14 @@ void StorageImpl::operator delete(void* p, size_t size) noexcept {
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
   int64_t acc = 1;
+  bool bad = false;
   for (size_t i = sizes.size(); i-- > 0;) {
     strides[i] = acc;
-    acc *= sizes[i] > 1 ? sizes[i] : 1;
+    bad |= checked::mul(acc, sizes[i] > 1 ? sizes[i] : 1, acc);
   }
+  if (bad) [[unlikely]]
+    throw ValueError(detail::str("contiguous_strides: shape ", sizes, " has strides beyond int64 (the product of its ",
+                                 "sizes, counting 0 as 1, exceeds 9223372036854775807)"));
   return strides;
 }
 
@@ -50,10 +55,10 @@ void TensorImpl::set_dims(IntArrayRef sizes, const int64_t* strides) {
 
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes)
     : storage_(std::move(storage)), device_(storage_->device()), dtype_(dtype) {
+  // Callers checked the shape (allocate_contiguous); checked again before
+  // set_contiguous_dims computes strides from it.
+  numel_ = checked::check_shape("empty", sizes, dtype);
   set_contiguous_dims(sizes);
-  int64_t numel = 1;
-  for (int64_t s : sizes) numel *= s;
-  numel_ = numel;
   is_contiguous_ = true;
   key_set_ = DispatchKeySet::backend(device_.type());
   inference_ = local_keys().inference_mode;
@@ -83,8 +88,32 @@ void TensorImpl::on_last_release(const TensorImpl* p) noexcept {
   if (!TensorCache::keep(t)) [[unlikely]] destroy(t);
 }
 
+namespace {
+// A view must address only bytes inside its storage, with every size, stride,
+// offset and byte count in int64 (core/src/checked_math.h). The view ops check
+// first, naming the op; this catches what reaches the constructor otherwise.
+void check_view(const StorageImpl& storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides,
+                int64_t offset) {
+  const int64_t numel = checked::check_shape("view", sizes, dtype);
+  const int64_t item = static_cast<int64_t>(element_size(dtype));
+  int64_t lo = 0, hi = 0, first = 0, end = 0;
+  bool bad = sizes.size() != strides.size() || offset < 0 || checked::mul(offset, item, first);
+  if (!bad && numel > 0) {
+    bad = checked::extent(sizes, strides, lo, hi) || checked::add(offset, lo, lo) || lo < 0 ||
+          checked::add(offset, hi, hi) || checked::add(hi, 1, end) || checked::mul(end, item, end) ||
+          static_cast<uint64_t>(end) > storage.nbytes();
+  }
+  if (bad) [[unlikely]] {
+    throw ValueError(detail::str("view: sizes ", sizes, ", strides ", strides, " and storage offset ", offset, " of ",
+                                 dtype_name(dtype), " reach outside the storage of ", storage.nbytes(),
+                                 " bytes or beyond int64"));
+  }
+}
+}  // namespace
+
 TensorImpl::TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
     : storage_(std::move(storage)), device_(storage_->device()), offset_(offset), dtype_(dtype) {
+  check_view(*storage_, dtype, sizes, strides, offset);  // before set_dims: a throw then leaks nothing
   set_dims(sizes, strides.data());
   refresh();
   key_set_ = DispatchKeySet::backend(device_.type());
@@ -96,7 +125,7 @@ void TensorImpl::refresh() {
   const int64_t* sizes = dims_;
   const int64_t* strides = dims_ + ndim_;
   numel_ = 1;
-  for (int64_t i = 0; i < ndim_; ++i) numel_ *= sizes[i];
+  for (int64_t i = 0; i < ndim_; ++i) numel_ *= sizes[i];  // fits: the constructors checked the shape
   // Contiguous = row-major dense, ignoring the strides of size-1 dims (as PyTorch).
   is_contiguous_ = true;
   int64_t expected = 1;

@@ -3,6 +3,7 @@
 // Assignment t[idx] = value writes through the same view.
 #include "common.h"
 
+#include <stdexcept>
 #include <string>
 
 namespace tessera::python {
@@ -38,14 +39,26 @@ Tensor index(const Tensor& self, nb::handle key) {
     } else if (h.is_none()) {
       t = t.unsqueeze(dim++);
     } else if (is_index_int(h)) {
-      t = t.select(dim, nb::cast<int64_t>(h));  // select checks the range (IndexError)
+      int overflow = 0;
+      const long long i = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+      if (overflow != 0) {  // beyond int64: out of range for every dim, as in Python's lists
+        throw nb::index_error(("index " + nb::cast<std::string>(nb::str(h)) + " is out of range for dimension " +
+                               std::to_string(dim) + " of size " + std::to_string(t.size(dim)))
+                                  .c_str());
+      }
+      if (i == -1 && PyErr_Occurred()) throw nb::python_error();
+      t = t.select(dim, static_cast<int64_t>(i));  // select checks the range (IndexError)
     } else {
+      // Any Python ints: PySlice_Unpack clamps them to Py_ssize_t and
+      // PySlice_AdjustIndices to the dim, exactly as slice.indices() does.
       Py_ssize_t start, stop, step;
       if (PySlice_Unpack(h.ptr(), &start, &stop, &step) < 0) throw nb::python_error();
       if (step <= 0) throw nb::value_error("slice step must be positive");
-      Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(t.size(dim)), &start, &stop, step);
-      (void)len;
+      const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(t.size(dim)), &start, &stop, step);
       t = t.slice(dim, start, std::max(start, stop), step);
+      if (t.size(dim) != len)  // the core's slice computes len(range(n)[start:stop:step]) too
+        throw std::logic_error("slice: the core's length " + std::to_string(t.size(dim)) + " differs from Python's " +
+                               std::to_string(len));
       ++dim;
     }
   }

@@ -29,9 +29,14 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   static void* operator new(size_t size);
   static void operator delete(void* p, size_t size) noexcept;
 
-  /// A contiguous tensor over `storage` from element 0.
+  /// A contiguous tensor over `storage` from element 0. ValueError unless the
+  /// sizes are >= 0 and their product counting 0 as 1, times the element size,
+  /// fits int64 (docs/architecture.md, "Sizes, strides and overflow").
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes);
   /// A view: any sizes, strides (elements) and offset (elements) over `storage`.
+  /// ValueError unless the sizes follow the rule above, the offset is >= 0 and
+  /// every element lies inside the storage's bytes (offsets computed without
+  /// overflow); nothing is kept when it throws.
   TensorImpl(Storage storage, ScalarType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
   ~TensorImpl() {
     if (dims_ != inline_dims_) delete[] dims_;
@@ -95,7 +100,8 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   void refresh();
   void init_dl_tensor();  // dl_ from the fields above (the constructors' last step)
   // Sizes and row-major strides for a contiguous tensor (dims_ allocated if
-  // needed); inline: every new output runs it.
+  // needed); inline: every new output runs it. The caller checked the shape
+  // (checked_math.h), so the strides fit int64.
   [[gnu::always_inline]] void set_contiguous_dims(IntArrayRef sizes) {
     ndim_ = static_cast<int64_t>(sizes.size());
     if (ndim_ > kInlineDims) dims_ = new int64_t[2 * ndim_];
@@ -129,7 +135,8 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   boost::intrusive_ptr<TensorImpl> view_base_;
 };
 
-/// Row-major strides for `sizes`.
+/// Row-major strides for `sizes` (sizes >= 0); ValueError when a stride would
+/// not fit int64 (the product of the sizes, counting 0 as 1, exceeds it).
 DimVector contiguous_strides(IntArrayRef sizes);
 
 }  // namespace tessera

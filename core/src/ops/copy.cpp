@@ -3,8 +3,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "../abi_bridge.h"
+#include "../checked_math.h"
 #include "../plugin_host.h"
 #include "../structured.h"
 #include "ops.h"
@@ -102,14 +104,27 @@ void arange_meta(StructuredCall& c) {
   TSR_CHECK(std::isfinite(s) && std::isfinite(e) && std::isfinite(st), ValueError,
             "arange: start, end and step must be finite, got ", start, ", ", end, ", ", step);
   TSR_CHECK(st != 0, ValueError, "arange: step must be nonzero");
-  TSR_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange: upper bound ", end, " and lower bound ",
-            start, " are inconsistent with the sign of step ", step);
   int64_t n;
   if (all_int) {
+    // Exact for every int64 triple: len(range(start, end, step)). The distance
+    // and |step| are taken in uint64, where they always fit.
     const int64_t a = start.to_long(), b = end.to_long(), k = step.to_long();
-    n = k > 0 ? (b - a + k - 1) / k : (a - b + (-k) - 1) / (-k);
+    TSR_CHECK((k > 0 && b >= a) || (k < 0 && b <= a), ValueError, "arange: upper bound ", end, " and lower bound ",
+              start, " are inconsistent with the sign of step ", step);
+    const uint64_t dist = k > 0 ? uint64_t(b) - uint64_t(a) : uint64_t(a) - uint64_t(b);
+    const uint64_t mag = k > 0 ? uint64_t(k) : uint64_t(0) - uint64_t(k);
+    const uint64_t count = dist == 0 ? 0 : (dist - 1) / mag + 1;
+    TSR_CHECK(count <= uint64_t(std::numeric_limits<int64_t>::max()), ValueError, "arange(", start, ", ", end, ", ",
+              step, "): ", count, " elements, more than int64 can count");
+    n = static_cast<int64_t>(count);
   } else {
-    n = static_cast<int64_t>(std::ceil((e - s) / st));
+    TSR_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError, "arange: upper bound ", end, " and lower bound ",
+              start, " are inconsistent with the sign of step ", step);
+    // (e - s) / st may be inf or beyond int64, where converting is undefined.
+    const double count = std::ceil((e - s) / st);
+    TSR_CHECK(count < 9223372036854775808.0, ValueError, "arange(", start, ", ", end, ", ", step, "): ", count,
+              " elements, more than int64 can count");
+    n = static_cast<int64_t>(count);
   }
   c.add_output({n}, dtype);
   const ScalarType as = (is_floating_type(dtype) || !all_int) ? kDouble : kLong;

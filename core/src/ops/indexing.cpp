@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "../checked_math.h"
 #include "../device_registry.h"
 #include "../structured.h"
 #include "ops.h"
@@ -310,6 +311,7 @@ void embedding_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   }
   DimVector shape(indices.sizes().begin(), indices.sizes().end());
   shape.push_back(weight.size(1));
+  (void)checked::check_shape(op.name(), shape, weight.scalar_type());
   f.outputs[0] = renamed_errors(op, [&] { return weight.index_select(0, indices.reshape({-1})).view(shape); });
 }
 
@@ -319,7 +321,11 @@ void one_hot_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   TSR_CHECK(self.scalar_type() == kLong, TypeError, op.name(), ": expected an int64 tensor of class indices, got ",
             dtype_name(self.scalar_type()));
   int64_t classes = f.args[1].i;
-  TSR_CHECK(classes >= -1, ValueError, op.name(), ": num_classes must be -1 or non-negative, got ", classes);
+  // As PyTorch: at least one class, or -1 for max + 1 (0 classes would make
+  // every index out of range, and an empty result hid that).
+  TSR_CHECK(classes >= 1 || classes == -1, ValueError, op.name(),
+            ": num_classes must be positive, or -1 to use the largest class + 1; got ", classes, " (input shape ",
+            self.sizes(), ")");
   if (classes == -1) {
     TSR_CHECK(holds_data(self), NotImplementedError, op.name(),
               ": num_classes=-1 needs the data (max + 1), which a ", self.device().str(),
@@ -328,10 +334,12 @@ void one_hot_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
     const std::vector<int64_t> v = self.to_vector<int64_t>();
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
     TSR_CHECK(*lo >= 0, ValueError, op.name(), ": class values must be non-negative, got ", *lo);
-    classes = *hi + 1;
+    TSR_CHECK(!checked::add(*hi, 1, classes), ValueError, op.name(), ": the largest class ", *hi,
+              " plus one is beyond int64");
   }
   DimVector shape(self.sizes().begin(), self.sizes().end());
   shape.push_back(classes);
+  (void)checked::check_shape(op.name(), shape, kLong);
   Tensor out = zeros(shape, TensorOptions(kLong).device(self.device()));
   f.outputs[0] = renamed_errors(op, [&] { return out.scatter_(-1, self.unsqueeze(-1), int64_t{1}); });
 }

@@ -2,6 +2,7 @@
 // rules, composed from views, mm and bmm), dot and outer (composites).
 #include <tessera/error.h>
 
+#include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
 
@@ -75,8 +76,9 @@ void matmul_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
     const int64_t k = a.size(-1);
     TSR_CHECK(k == b2.size(0), ValueError, "matmul: shapes ", a.sizes(), " and ", b.sizes(),
               " cannot be multiplied (", k, " != ", b2.size(0), ")");
+    // A product of a's sizes: fits int64, as a's shape does (checked_math.h).
     int64_t rows = 1;
-    for (int64_t i = 0; i + 1 < da; ++i) rows *= a.size(i);
+    (void)checked::numel(IntArrayRef(a.sizes().data(), size_t(da - 1)), rows);
     Tensor r = a.reshape({rows, k}).mm(b2);
     DimVector out_shape(a.sizes().begin(), a.sizes().end() - 1);
     if (db == 2) out_shape.push_back(b.size(1));
@@ -92,10 +94,11 @@ void matmul_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
     const IntArrayRef ba(a3.sizes().data(), a3.dim() - 2), bb(b3.sizes().data(), b3.dim() - 2);
     const DimVector batch = broadcast_shapes(op, ba, bb);
     int64_t nbatch = 1;
-    for (int64_t s : batch) nbatch *= s;
+    (void)checked::numel(batch, nbatch);  // broadcast_shapes checked it fits
     DimVector ea(batch.begin(), batch.end()), eb(batch.begin(), batch.end());
     ea.push_back(n); ea.push_back(k);
     eb.push_back(k); eb.push_back(p);
+    for (const DimVector* shape : {&ea, &eb}) (void)checked::check_shape("matmul", *shape, a.scalar_type());
     const Tensor am = a3.expand(ea).reshape({nbatch, n, k});
     const Tensor bm = b3.expand(eb).reshape({nbatch, k, p});
     DimVector out_shape(batch.begin(), batch.end());

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
 
@@ -192,8 +193,10 @@ void conv2d_meta(StructuredCall& c) {
             ") must be divisible by groups (", groups, ")");
   TSR_CHECK(C % groups == 0, ValueError, op.name(), ": in_channels (", C, ", input shape ", x.sizes(),
             ") must be divisible by groups (", groups, ")");
-  TSR_CHECK(w.size(1) * groups == C, ValueError, op.name(), ": expected input of shape ", x.sizes(), " to have ",
-            w.size(1) * groups, " channels (weight ", w.sizes(), " with groups=", groups, "), but got ", C, " channels");
+  const checked::Int want_c = checked::Int(w.size(1)) * groups;
+  TSR_CHECK(!want_c.overflowed() && want_c.value() == C, ValueError, op.name(), ": expected input of shape ", x.sizes(),
+            " to have ", want_c.overflowed() ? detail::str(w.size(1), " x ", groups) : std::to_string(want_c.value()),
+            " channels (weight ", w.sizes(), " with groups=", groups, "), but got ", C, " channels");
   const IValue& b = c.arg(2);
   if (b.is_none() || !b.tensor->defined()) {
     c.set_none(2);
@@ -212,31 +215,38 @@ void conv2d_meta(StructuredCall& c) {
   TSR_CHECK(sh > 0 && sw > 0, ValueError, op.name(), ": stride must be positive, got [", sh, ", ", sw, "]");
   TSR_CHECK(dh > 0 && dw > 0, ValueError, op.name(), ": dilation must be positive, got [", dh, ", ", dw, "]");
   // Padding: before (top/left) and total over both sides of each dim.
-  int64_t ph, pw, th, tw;
+  // Sizes from user numbers (padding, dilation): checked, one test at the end.
+  int64_t ph, pw;
+  checked::Int th = 0, tw = 0;
   if (c.arg(4).tag == IValue::Tag::String) {
     const std::string_view p = c.arg(4).string();
     if (p == "valid") {
-      ph = pw = th = tw = 0;
+      ph = pw = 0;
     } else if (p == "same") {
       TSR_CHECK(sh == 1 && sw == 1, ValueError, op.name(), ": padding='same' is not supported for strided convolutions");
-      th = dh * (kH - 1);
-      tw = dw * (kW - 1);
-      ph = th / 2;  // the extra element of an odd total goes after, as PyTorch does
-      pw = tw / 2;
+      th = checked::Int(dh) * (kH - 1);
+      tw = checked::Int(dw) * (kW - 1);
+      ph = th.value() / 2;  // the extra element of an odd total goes after, as PyTorch does
+      pw = tw.value() / 2;
     } else {
       throw ValueError(detail::str(op.name(), ": padding must be an int, a pair of ints, 'valid' or 'same', got '", p, "'"));
     }
   } else {
     std::tie(ph, pw) = pair_arg(op, c.arg(4), "padding", 0);
     TSR_CHECK(ph >= 0 && pw >= 0, ValueError, op.name(), ": padding must be non-negative, got [", ph, ", ", pw, "]");
-    th = 2 * ph;
-    tw = 2 * pw;
+    th = checked::Int(2) * ph;
+    tw = checked::Int(2) * pw;
   }
-  const int64_t ekH = dh * (kH - 1) + 1, ekW = dw * (kW - 1) + 1;
-  TSR_CHECK(H + th >= ekH && W + tw >= ekW, ValueError, op.name(), ": kernel size (", ekH, " x ", ekW,
-            " with dilation) can't be greater than the padded input size (", H + th, " x ", W + tw, "); input shape ",
-            x.sizes(), ", weight shape ", w.sizes());
-  const int64_t Ho = (H + th - ekH) / sh + 1, Wo = (W + tw - ekW) / sw + 1;
+  const checked::Int ekH = checked::Int(dh) * (kH - 1) + 1, ekW = checked::Int(dw) * (kW - 1) + 1;
+  const checked::Int inH = th + H, inW = tw + W;
+  TSR_CHECK(!(ekH.overflowed() || ekW.overflowed() || inH.overflowed() || inW.overflowed()), ValueError, op.name(),
+            ": padding [", ph, ", ", pw, "] or dilation [", dh, ", ", dw, "] makes sizes beyond int64 (input shape ",
+            x.sizes(), ", weight shape ", w.sizes(), ")");
+  TSR_CHECK(inH.value() >= ekH.value() && inW.value() >= ekW.value(), ValueError, op.name(), ": kernel size (",
+            ekH.value(), " x ", ekW.value(), " with dilation) can't be greater than the padded input size (",
+            inH.value(), " x ", inW.value(), "); input shape ", x.sizes(), ", weight shape ", w.sizes());
+  // In range: 0 <= in - ek < INT64_MAX and the stride is >= 1.
+  const int64_t Ho = (inH.value() - ekH.value()) / sh + 1, Wo = (inW.value() - ekW.value()) / sw + 1;
   if (batched) {
     c.add_output({N, O, Ho, Wo}, x.scalar_type());
   } else {
@@ -252,12 +262,25 @@ void conv2d_meta(StructuredCall& c) {
 
 // ---- pooling ----
 
-int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
-  const int64_t span = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
-  // With ceil_mode the last window must start inside the input or left padding.
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
+// The output size along one dim, exact for any user numbers (kernel size,
+// stride, padding, dilation); false if the window itself leaves int64.
+bool pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode, int64_t& out) {
+  using checked::Int;
+  const Int span = Int(in) + Int(2) * pad - Int(dil) * (k - 1) - 1;
+  const Int limit = Int(in) + pad;
+  if (span.overflowed() || limit.overflowed()) return false;
+  // Floor or ceiling division by stride >= 1, written so nothing overflows.
+  const int64_t s = span.value();
+  int64_t q = s >= 0 ? s / stride : -((-(s + 1)) / stride) - 1;  // floor
+  if (ceil_mode && s % stride != 0) ++q;
+  out = q + 1;
+  // With ceil_mode the last window must start inside the input or left padding
+  // (limit > 0); a start beyond int64 is beyond it too.
+  if (ceil_mode && q > 0) {
+    const Int start = Int(q) * stride;
+    if (start.overflowed() || start.value() >= limit.value()) --out;
+  }
+  return true;
 }
 
 template <bool Max>
@@ -297,7 +320,10 @@ void pool2d_meta(StructuredCall& c) {
   TSR_CHECK(ph <= kh / 2 && pw <= kw / 2, ValueError, op.name(),
             ": padding should be at most half of kernel size, got padding [", ph, ", ", pw, "] and kernel_size [", kh,
             ", ", kw, "]");
-  const int64_t Ho = pool_out_size(H, kh, ph, sh, dh, ceil_mode), Wo = pool_out_size(W, kw, pw, sw, dw, ceil_mode);
+  int64_t Ho = 0, Wo = 0;
+  TSR_CHECK(pool_out_size(H, kh, ph, sh, dh, ceil_mode, Ho) && pool_out_size(W, kw, pw, sw, dw, ceil_mode, Wo),
+            ValueError, op.name(), ": kernel_size [", kh, ", ", kw, "], stride [", sh, ", ", sw, "], padding [", ph,
+            ", ", pw, "] or dilation [", dh, ", ", dw, "] makes sizes beyond int64 (input shape ", x.sizes(), ")");
   TSR_CHECK(Ho > 0 && Wo > 0, ValueError, op.name(), ": output size is too small: input of shape ", x.sizes(),
             " gives an output of ", Ho, " x ", Wo, " (kernel_size [", kh, ", ", kw, "], dilation [", dh, ", ", dw,
             "], padding [", ph, ", ", pw, "])");

@@ -53,7 +53,7 @@ ReducedDims reduced_dims(const Operator& op, IntArrayRef sizes, const IValue& di
   for (int64_t d = 0; d < ndim; ++d) {
     if (r.reduce[d]) {
       r.dims.push_back(d);
-      r.count *= sizes[d];
+      r.count *= sizes[d];  // fits: a product of a tensor's sizes (core/src/checked_math.h)
       if (keepdim) r.out_shape.push_back(1);
     } else {
       r.out_shape.push_back(sizes[d]);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
 #include "pointwise_util.h"
@@ -76,9 +77,11 @@ Tensor cat_impl(const Operator& op, ArrayRef<Tensor> list, int64_t dim_arg) {
                 ": sizes of tensors must match except in dimension ", dim, ": expected size ", shape[d],
                 " but got size ", t.size(d), " for tensor ", i, " (shapes ", ref->sizes(), " and ", t.sizes(), ")");
     }
-    total += t.size(dim);
+    TSR_CHECK(!checked::add(total, t.size(dim), total), ValueError, op.name(), ": the sizes in dimension ", dim,
+              " add up beyond int64 (tensor ", i, " has shape ", t.sizes(), ")");
   }
   shape[dim] = total;
+  (void)checked::check_shape(op.name(), shape, dtype);
   Tensor out = empty_on(shape, dtype, device);
   int64_t offset = 0;
   for (const Tensor& t : list) {
@@ -133,7 +136,8 @@ void flip_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
 Tensor roll_one(const Tensor& t, int64_t shift, int64_t dim) {
   const int64_t n = t.size(dim);
   if (n == 0) return t;
-  const int64_t s = ((shift % n) + n) % n;
+  int64_t s = shift % n;  // in (-n, n); adding n before the % could overflow
+  if (s < 0) s += n;
   if (s == 0) return t;
   Tensor out = empty_on(t.sizes(), t.scalar_type(), t.device());
   out.narrow(dim, 0, s).copy_(t.narrow(dim, n - s, s));
@@ -170,7 +174,7 @@ Tensor repeat_impl(const Operator& op, const Tensor& self, IntArrayRef repeats) 
   for (int64_t i = 0; i < nd; ++i) padded[nr - nd + i] = self.size(i);
   for (int64_t i = 0; i < nr; ++i) {
     TSR_CHECK(repeats[i] >= 0, ValueError, op.name(), ": repeats must be non-negative, got ", repeats);
-    TSR_CHECK(!__builtin_mul_overflow(padded[i], repeats[i], &out_shape[i]), ValueError, op.name(), ": repeats ",
+    TSR_CHECK(!checked::mul(padded[i], repeats[i], out_shape[i]), ValueError, op.name(), ": repeats ",
               repeats, " make a result too large for a tensor of shape ", self.sizes());
     // Each dim i becomes (repeats[i], size[i]): the source is broadcast along the first.
     inter.push_back(repeats[i]);
@@ -178,6 +182,7 @@ Tensor repeat_impl(const Operator& op, const Tensor& self, IntArrayRef repeats) 
     inter_in.push_back(1);
     inter_in.push_back(padded[i]);
   }
+  (void)checked::check_shape(op.name(), out_shape, self.scalar_type());  // the same elements as inter
   Tensor out = empty_on(inter, self.scalar_type(), self.device());
   if (out.numel() != 0) out.copy_(self.reshape(inter_in).expand(inter));
   return out.view(out_shape);
@@ -216,13 +221,14 @@ void pad_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   for (int64_t p = 0; p < npairs; ++p) {
     const int64_t d = nd - 1 - p;
     int64_t grown = 0;
-    TSR_CHECK(!__builtin_add_overflow(self.size(d), pad[2 * p], &grown) &&
-                  !__builtin_add_overflow(grown, pad[2 * p + 1], &out_shape[d]),
-              ValueError, op.name(), ": padding ", pad, " is too large");
+    TSR_CHECK(!checked::add(self.size(d), pad[2 * p], grown) && !checked::add(grown, pad[2 * p + 1], out_shape[d]),
+              ValueError, op.name(), ": padding ", pad, " is too large for shape ", self.sizes(),
+              " (a size beyond int64)");
     TSR_CHECK(out_shape[d] >= 0, ValueError, op.name(), ": the input size ", self.size(d), ", plus padding ",
               pad[2 * p], " and ", pad[2 * p + 1], " gives a negative output size ", out_shape[d], " in dimension ", d);
   }
   const Scalar value = f.args[3].is_none() ? Scalar(int64_t{0}) : f.args[3].to_scalar();
+  (void)checked::check_shape(op.name(), out_shape, self.scalar_type());
   Tensor out = empty_on(out_shape, self.scalar_type(), self.device());
   if (out.numel() == 0) {
     f.outputs[0] = out;
@@ -234,12 +240,15 @@ void pad_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   for (int64_t p = 0; p < npairs; ++p) {
     const int64_t d = nd - 1 - p;
     const int64_t lo = pad[2 * p], hi = pad[2 * p + 1];
-    const int64_t in_start = std::max<int64_t>(0, -lo);
-    const int64_t len = self.size(d) - in_start - std::max<int64_t>(0, -hi);
-    if (len <= 0) {
+    // Cropping beyond the size leaves nothing; the int128 keeps -lo and the
+    // differences exact for any pad (lo may be INT64_MIN).
+    const __int128 keep = __int128(self.size(d)) - std::max<__int128>(0, -__int128(lo)) -
+                          std::max<__int128>(0, -__int128(hi));
+    if (keep <= 0) {
       f.outputs[0] = out;
       return;
     }
+    const int64_t in_start = std::max<int64_t>(0, -lo), len = static_cast<int64_t>(keep);
     src = src.narrow(d, in_start, len);
     dst = dst.narrow(d, std::max<int64_t>(0, lo), len);
   }
@@ -369,7 +378,12 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
     parts.push_back(self.narrow(d, 0, 0));
     return parts;
   }
-  for (int64_t start = 0; start < n; start += split_size) parts.push_back(self.narrow(d, start, std::min(split_size, n - start)));
+  // start + split_size may pass INT64_MAX: the loop stops on what is left instead.
+  for (int64_t start = 0; start < n;) {
+    const int64_t len = std::min(split_size, n - start);
+    parts.push_back(self.narrow(d, start, len));
+    start += len;
+  }
   return parts;
 }
 
@@ -379,7 +393,8 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes
   int64_t total = 0;
   for (int64_t s : split_sizes) {
     TSR_CHECK(s >= 0, ValueError, "split_with_sizes: split sizes must be non-negative, got ", split_sizes);
-    total += s;
+    TSR_CHECK(!checked::add(total, s, total), ValueError, "split_with_sizes: split sizes ", split_sizes,
+              " add up beyond int64 (the input's size at dimension ", d, " is ", self.size(d), ")");
   }
   TSR_CHECK(total == self.size(d), ValueError, "split_with_sizes: expects split_sizes to sum exactly to ", self.size(d),
             " (the input's size at dimension ", d, "), but got split_sizes=", split_sizes);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
 #include "../autograd/rules.h"
@@ -38,7 +39,8 @@ DimVector infer_size(const Operator& op, IntArrayRef shape, int64_t numel, IntAr
       infer = static_cast<int>(i);
     } else {
       TSR_CHECK(out[i] >= 0, ValueError, op.name(), ": invalid size ", out[i], " in shape ", shape);
-      known *= out[i];
+      TSR_CHECK(!checked::mul(known, out[i], known), ValueError, op.name(), ": shape ", shape,
+                " is invalid for a tensor of shape ", from, " (", numel, " elements): its sizes multiply beyond int64");
     }
   }
   if (infer >= 0) {
@@ -49,11 +51,16 @@ DimVector infer_size(const Operator& op, IntArrayRef shape, int64_t numel, IntAr
     TSR_CHECK(known == numel, ValueError, op.name(), ": shape ", shape, " is invalid for a tensor of shape ", from,
               " (", numel, " elements)");
   }
+  // A 0 among the sizes hides the others from `known`: [0, 2**40, 2**40] has 0
+  // elements but no int64 strides.
+  (void)checked::check_numel(op.name(), out);
   return out;
 }
 
 // Strides for viewing (sizes, strides) as new_sizes without copying, if possible
 // (groups of old dims that are contiguous among themselves may be re-split).
+// Sizes' products fit int64 (the tensor's and new_sizes' spans were checked);
+// the strides are products with a stride, checked: an overflow means no view.
 std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes) {
   DimVector out(new_sizes.size());
   int64_t numel = 1;
@@ -67,9 +74,11 @@ std::optional<DimVector> view_strides(IntArrayRef sizes, IntArrayRef strides, In
   int64_t tensor_numel = 1, view_numel = 1;
   for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
     tensor_numel *= sizes[d];
-    if (d == 0 || (sizes[d - 1] != 1 && strides[d - 1] != tensor_numel * chunk_base_stride)) {
+    int64_t chunk_stride = 0;
+    if (d == 0 || (sizes[d - 1] != 1 &&
+                   (checked::mul(tensor_numel, chunk_base_stride, chunk_stride) || strides[d - 1] != chunk_stride))) {
       while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-        out[view_d] = view_numel * chunk_base_stride;
+        if (checked::mul(view_numel, chunk_base_stride, out[view_d])) return std::nullopt;
         view_numel *= new_sizes[view_d];
         --view_d;
       }
@@ -140,6 +149,20 @@ void permute_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
 }
 
+// The storage offset of self's element `index` along `dim` (the others at 0).
+// An empty result keeps self's offset when the exact one would leave int64
+// (index == size of a huge dim): it addresses nothing.
+int64_t view_offset(const Operator& op, const Tensor& self, int64_t dim, int64_t index, bool empty_result) {
+  int64_t moved = 0, offset = 0;
+  if (!checked::mul(index, self.stride(dim), moved) && !checked::add(self.storage_offset(), moved, offset) &&
+      offset >= 0) [[likely]]
+    return offset;
+  TSR_CHECK(empty_result, ValueError, op.name(), ": index ", index, " of dimension ", dim,
+            " moves the storage offset beyond int64 (shape ", self.sizes(), ", strides ", self.strides(),
+            ", offset ", self.storage_offset(), ")");
+  return self.storage_offset();
+}
+
 void slice_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   const Tensor& self = self_of(op, f);
   TSR_CHECK(self.dim() > 0, IndexError, "slice: cannot slice a 0-d tensor");
@@ -157,9 +180,20 @@ void slice_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   const int64_t start = clamp(f.args[2], 0);
   const int64_t end = std::max(clamp(f.args[3], size), start);
   DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
-  sizes[dim] = (end - start + step - 1) / step;
-  strides[dim] *= step;
-  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset() + start * self.stride(dim));
+  // len(range(start, end, step)) without overflow: step may be anything up to INT64_MAX.
+  const int64_t len = end == start ? 0 : (end - start - 1) / step + 1;
+  sizes[dim] = len;
+  // stride * step as PyTorch. With 2 or more elements (len - 1) * step < size,
+  // so it fits the tensor's extent; a dim of 0 or 1 elements never steps and
+  // keeps its stride when the product would overflow (a huge step).
+  int64_t stepped = 0;
+  if (!checked::mul(strides[dim], step, stepped)) [[likely]] {
+    strides[dim] = stepped;
+  } else {
+    TSR_CHECK(len <= 1, ValueError, "slice: step ", step, " times the stride ", self.stride(dim), " of dimension ",
+              dim, " overflows int64 (shape ", self.sizes(), ", strides ", self.strides(), ")");
+  }
+  f.outputs[0] = make_view(self, sizes, strides, view_offset(op, self, dim, start, len == 0));
 }
 
 void narrow_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
@@ -172,11 +206,11 @@ void narrow_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   TSR_CHECK(start >= -size && start <= size, IndexError, "narrow: start ", start, " is out of range for dimension ",
             dim, " of size ", size);
   if (start < 0) start += size;
-  TSR_CHECK(length >= 0 && start + length <= size, IndexError, "narrow: start (", start, ") + length (", length,
+  TSR_CHECK(length >= 0 && length <= size - start, IndexError, "narrow: start (", start, ") + length (", length,
             ") exceeds dimension ", dim, " of size ", size);
   DimVector sizes(self.sizes().begin(), self.sizes().end());
   sizes[dim] = length;
-  f.outputs[0] = make_view(self, sizes, self.strides(), self.storage_offset() + start * self.stride(dim));
+  f.outputs[0] = make_view(self, sizes, self.strides(), view_offset(op, self, dim, start, length == 0));
 }
 
 void select_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
@@ -191,7 +225,7 @@ void select_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
   sizes.erase(sizes.begin() + dim);
   strides.erase(strides.begin() + dim);
-  f.outputs[0] = make_view(self, sizes, strides, self.storage_offset() + index * self.stride(dim));
+  f.outputs[0] = make_view(self, sizes, strides, view_offset(op, self, dim, index, false));
 }
 
 void squeeze_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
@@ -220,7 +254,9 @@ void unsqueeze_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   const Tensor& self = self_of(op, f);
   const int64_t dim = wrap_dim(op, f.args[1].i, self.dim() + 1);
   DimVector sizes(self.sizes().begin(), self.sizes().end()), strides(self.strides().begin(), self.strides().end());
-  const int64_t stride = dim < self.dim() ? sizes[dim] * strides[dim] : 1;
+  // Any stride serves a size-1 dim; PyTorch's choice when it fits int64.
+  int64_t stride = 1;
+  if (dim < self.dim() && checked::mul(sizes[dim], strides[dim], stride)) stride = 1;
   sizes.insert(sizes.begin() + dim, 1);
   strides.insert(strides.begin() + dim, stride);
   f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
@@ -255,6 +291,7 @@ void expand_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
       strides[i] = 0;
     }
   }
+  (void)checked::check_shape("expand", sizes, self.scalar_type());
   f.outputs[0] = make_view(self, sizes, strides, self.storage_offset());
 }
 
@@ -265,16 +302,29 @@ void as_strided_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   TSR_CHECK(sizes.size() == strides.size(), ValueError, "as_strided: sizes ", sizes, " and strides ", strides,
             " differ in length");
   TSR_CHECK(offset >= 0, ValueError, "as_strided: negative storage offset ", offset);
-  int64_t max_index = offset, numel = 1;
   for (size_t i = 0; i < sizes.size(); ++i) {
     TSR_CHECK(sizes[i] >= 0, ValueError, "as_strided: negative size in ", sizes);
     TSR_CHECK(strides[i] >= 0, ValueError, "as_strided: negative stride in ", strides);
-    numel *= sizes[i];
-    if (sizes[i] > 0) max_index += (sizes[i] - 1) * strides[i];
   }
+  const int64_t numel = checked::check_shape("as_strided", sizes, self.scalar_type());
+  // Exact: every element the view reaches, offset + [lo, hi], lies in the
+  // storage, and (size - 1) * stride and the sums are computed without overflow.
   const int64_t capacity = static_cast<int64_t>(self.storage()->nbytes() / self.element_size());
-  TSR_CHECK(numel == 0 || max_index < capacity, ValueError, "as_strided: sizes ", sizes, ", strides ", strides,
-            " and offset ", offset, " reach element ", max_index, ", beyond the storage's ", capacity, " elements");
+  int64_t lo = 0, hi = 0;
+  if (numel > 0) {
+    const bool overflow = checked::extent(sizes, strides, lo, hi) || checked::add(offset, lo, lo) ||
+                          checked::add(offset, hi, hi);
+    TSR_CHECK(!overflow, ValueError, "as_strided: sizes ", sizes, ", strides ", strides, " and offset ", offset,
+              " reach beyond int64 (the storage holds ", capacity, " elements of ", dtype_name(self.scalar_type()),
+              ")");
+    TSR_CHECK(lo >= 0 && hi < capacity, ValueError, "as_strided: sizes ", sizes, ", strides ", strides,
+              " and offset ", offset, " reach element ", hi, ", beyond the storage's ", capacity, " elements");
+  } else {
+    int64_t bytes = 0;
+    TSR_CHECK(!checked::mul(offset, static_cast<int64_t>(self.element_size()), bytes), ValueError,
+              "as_strided: storage offset ", offset, " of ", dtype_name(self.scalar_type()),
+              " is beyond int64 in bytes");
+  }
   f.outputs[0] = make_view(self, sizes, strides, offset);
 }
 

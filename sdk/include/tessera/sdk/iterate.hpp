@@ -29,6 +29,10 @@
 //    for their element type.
 //  - At most kMaxDims dimensions of size > 1. A tensor with more would have
 //    more than 2^63 elements, so the limit never bites; it is checked anyway.
+//  - Every operand's byte extent (the distance between its lowest and highest
+//    element, checked.hpp's byte_extent) fits int64; an operand whose strides
+//    overflow it is refused with an sdk::Error, so every offset the iterator
+//    computes fits int64.
 //
 // Threading: a StridedIter is immutable after construction; for_range() may be
 // called concurrently from several threads on disjoint ranges. This header does
@@ -40,6 +44,7 @@
 #pragma once
 
 #include <tessera/abi.h>
+#include <tessera/sdk/checked.hpp>
 #include <tessera/sdk/plugin.hpp>
 
 #include <array>
@@ -87,30 +92,33 @@ class StridedIter {
   static constexpr int kMaxDims = 64;
 
   /// `shape` has `ndim` entries (>= 0 each) and is shared by all operands.
-  /// Throws sdk::Error for a negative size or an element count overflowing int64.
+  /// Throws sdk::Error (TSR_ERROR_INVALID_ARGUMENT) for a negative size, an
+  /// element count overflowing int64, or an operand whose byte extent
+  /// overflows int64 (see the header comment).
   StridedIter(int32_t ndim, const int64_t* shape, const std::array<IterOperand, N>& operands,
               IterOrder order = IterOrder::kAny) {
     for (size_t k = 0; k < N; ++k) {
       data_[k] = operands[k].data;
       elem_size_[k] = operands[k].elem_size;
     }
-    numel_ = 1;
-    for (int32_t d = 0; d < ndim; ++d) {
-      if (shape[d] < 0) {
-        throw Error(TSR_ERROR_INVALID_ARGUMENT,
-                    "negative size " + std::to_string(shape[d]) + " in dimension " + std::to_string(d));
-      }
-      if (__builtin_mul_overflow(numel_, shape[d], &numel_)) {
-        throw Error(TSR_ERROR_INVALID_ARGUMENT, "element count overflows int64");
-      }
-    }
+    numel_ = count(ndim, shape);
     ndim_ = 0;
     if (numel_ == 0) return;
     if (all_dense(ndim, shape, operands)) {  // the common case: one flat row, no sorting or merging
+      check_dense_bytes(numel_, operands);
       ndim_ = 1;
       shape_[0] = numel_;
       for (size_t k = 0; k < N; ++k) stride_[0][k] = elem_size_[k];
       return;
+    }
+    for (size_t k = 0; k < N; ++k) {
+      int64_t extent = 0;
+      if (checked::byte_extent(ndim, shape, operands[k].strides, elem_size_[k], &extent)) {
+        throw Error(TSR_ERROR_INVALID_ARGUMENT, "operand " + std::to_string(k) + " of shape " +
+                                                    dims_text(ndim, shape) + " and strides " +
+                                                    dims_text(operands[k].strides ? ndim : 0, operands[k].strides) +
+                                                    " spans more bytes than int64 can count");
+      }
     }
 
     // Innermost-first working arrays: index 0 is the fastest-moving dimension.
@@ -130,7 +138,10 @@ class StridedIter {
         }
         ++ndim_;
       }
-      for (size_t k = 0; k < N; ++k) contiguous_stride[k] *= size;
+      // Products of sizes of a shape whose count fits int64 (the outermost is never used).
+      if (d > 0 && size > 1) {
+        for (size_t k = 0; k < N; ++k) contiguous_stride[k] *= size;
+      }
     }
 
     if (order == IterOrder::kAny) {
@@ -149,14 +160,12 @@ class StridedIter {
   /// If every operand is dense row-major over `shape` (strides of size-1 dims
   /// ignored), stores the element count in *numel and returns true. Cheaper
   /// than constructing an iterator; lets callers run one flat loop directly.
-  /// Throws sdk::Error for a negative size.
+  /// Throws sdk::Error for a negative size, an element count overflowing
+  /// int64, or dense operands whose byte size overflows it.
   static bool dense(int32_t ndim, const int64_t* shape, const std::array<IterOperand, N>& operands, int64_t* numel) {
-    int64_t n = 1;
-    for (int32_t d = 0; d < ndim; ++d) {
-      if (shape[d] < 0) throw Error(TSR_ERROR_INVALID_ARGUMENT, "negative size in dimension " + std::to_string(d));
-      if (__builtin_mul_overflow(n, shape[d], &n)) throw Error(TSR_ERROR_INVALID_ARGUMENT, "element count overflows int64");
-    }
+    const int64_t n = count(ndim, shape);
     if (!all_dense(ndim, shape, operands)) return false;
+    check_dense_bytes(n, operands);
     *numel = n;
     return true;
   }
@@ -225,9 +234,12 @@ class StridedIter {
       col = 0;
       if (remaining == 0) break;
       for (int32_t d = 1; d < nd; ++d) {  // carry into the next row
-        for (size_t k = 0; k < N; ++k) row[k] += stride_[d][k];
-        if (++index[d] < shape_[d]) break;
-        for (size_t k = 0; k < N; ++k) row[k] -= shape_[d] * stride_[d][k];
+        if (++index[d] < shape_[d]) {
+          for (size_t k = 0; k < N; ++k) row[k] += stride_[d][k];
+          break;
+        }
+        // Back to index 0: (size - 1) * stride lies within the extent, so fits.
+        for (size_t k = 0; k < N; ++k) row[k] -= (shape_[d] - 1) * stride_[d][k];
         index[d] = 0;
       }
     }
@@ -244,6 +256,39 @@ class StridedIter {
   }
 
  private:
+  // The element count of shape (exact: 0 when a size is 0); sdk::Error for a
+  // negative size or a count beyond int64.
+  static int64_t count(int32_t ndim, const int64_t* shape) {
+    int64_t n = 0;
+    if (checked::numel(ndim, shape, &n)) {
+      for (int32_t d = 0; d < ndim; ++d) {
+        if (shape[d] < 0) {
+          throw Error(TSR_ERROR_INVALID_ARGUMENT,
+                      "negative size " + std::to_string(shape[d]) + " in dimension " + std::to_string(d));
+        }
+      }
+      throw Error(TSR_ERROR_INVALID_ARGUMENT, "element count of shape " + dims_text(ndim, shape) + " overflows int64");
+    }
+    return n;
+  }
+
+  // A dense operand spans numel * elem_size bytes: that must fit int64.
+  static void check_dense_bytes(int64_t numel, const std::array<IterOperand, N>& operands) {
+    for (size_t k = 0; k < N; ++k) {
+      int64_t bytes = 0;
+      if (checked::mul(numel, operands[k].elem_size, &bytes)) {
+        throw Error(TSR_ERROR_INVALID_ARGUMENT, "operand " + std::to_string(k) + " of " + std::to_string(numel) +
+                                                    " elements spans more bytes than int64 can count");
+      }
+    }
+  }
+
+  static std::string dims_text(int32_t ndim, const int64_t* v) {
+    std::string s = "[";
+    for (int32_t d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(v[d]);
+    return s + "]";
+  }
+
   // True if every operand is dense row-major (strides of size-1 dims ignored).
   static bool all_dense(int32_t ndim, const int64_t* shape, const std::array<IterOperand, N>& operands) {
     for (size_t k = 0; k < N; ++k) {
@@ -252,7 +297,8 @@ class StridedIter {
       int64_t expected = 1;
       for (int32_t d = ndim - 1; d >= 0; --d) {
         if (shape[d] != 1 && strides[d] != expected) return false;
-        expected *= shape[d];
+        // Only an empty shape's sizes can multiply past int64: it is not dense then.
+        if (checked::mul(expected, shape[d], &expected)) return false;
       }
     }
     return true;
@@ -303,7 +349,8 @@ class StridedIter {
     for (int32_t d = 1; d < ndim_; ++d) {
       bool mergeable = true;
       for (size_t k = 0; k < N; ++k) {
-        if (stride_[d][k] != stride_[out][k] * shape_[out]) {
+        int64_t span = 0;  // may exceed the extent by one stride: checked
+        if (checked::mul(stride_[out][k], shape_[out], &span) || stride_[d][k] != span) {
           mergeable = false;
           break;
         }
