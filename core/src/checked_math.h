@@ -9,7 +9,7 @@
 // ValueError naming the op and the shapes, or call check_shape, which throws it.
 //
 // The rule for every tensor's shape (TensorImpl enforces it; ops check first
-// so their errors name the op): sizes are >= 0, and the product of the sizes
+// so their errors name the op): at most kMaxDims dims, sizes are >= 0, and the product of the sizes
 // counting 0 as 1 (the shape's span), times the element size, fits int64. So
 // the element count, the byte size, every contiguous stride and any product of
 // some of the sizes of an existing tensor fit int64 and need no further check.
@@ -31,6 +31,12 @@
 #include <string_view>
 
 namespace tessera::checked {
+
+/// The most dims a tensor may have: NumPy's limit, the DLPack importer's
+/// (kDLPackMaxDims) and the SDK iterators' (sdk::StridedIter::kMaxDims), so
+/// every tensor crosses to them; it also bounds every walk over the dims
+/// (printing, tolist) that recurses.
+inline constexpr size_t kMaxDims = 64;
 
 [[nodiscard]] inline bool mul(int64_t a, int64_t b, int64_t& out) noexcept { return __builtin_mul_overflow(a, b, &out); }
 [[nodiscard]] inline bool add(int64_t a, int64_t b, int64_t& out) noexcept { return __builtin_add_overflow(a, b, &out); }
@@ -126,6 +132,9 @@ inline std::string u128_text(unsigned __int128 v) {
 /// float64 is N bytes, more than int64 can index".
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_shape(std::string_view op, IntArrayRef sizes,
                                                                 ScalarType dtype) {
+  if (sizes.size() > kMaxDims) {
+    throw ValueError(detail::str(op, ": a shape of ", sizes.size(), " dims; tensors have at most ", kMaxDims, " dims"));
+  }
   bool zero = false;
   for (int64_t s : sizes) {
     if (s < 0) throw ValueError(detail::str(op, ": negative size ", s, " in shape ", sizes));
@@ -145,7 +154,7 @@ inline std::string u128_text(unsigned __int128 v) {
 /// the shape rule above (ValueError naming `op` and the shape otherwise).
 [[nodiscard]] inline int64_t check_shape(std::string_view op, IntArrayRef sizes, ScalarType dtype) {
   int64_t acc = 1;
-  bool bad = false, zero = false;
+  bool bad = sizes.size() > kMaxDims, zero = false;
   for (int64_t s : sizes) {
     bad |= s < 0;
     bad |= __builtin_mul_overflow(acc, s > 1 ? s : 1, &acc);

@@ -1,11 +1,15 @@
 // Readable printing in PyTorch's style: tensor([[1., 2.], [3., 4.]], dtype=float64).
 #include <tessera/autograd.h>
 #include <tessera/error.h>
+#include <tessera/ops/shape.h>
 #include <tessera/tensor.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "device_registry.h"
 
@@ -20,18 +24,12 @@ struct Formatter {
   bool is_bool = false;
   bool all_integral = true;
   bool scientific = false;
-  int width = 1;
 
-  std::string format(double v) const {
+  std::string format_real(double v) const {
     char buf[64];
-    if (is_bool) return v != 0 ? "True" : "False";
-    if (!floating) {
-      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
-    } else if (std::isnan(v)) {
-      return "nan";
-    } else if (std::isinf(v)) {
-      return v > 0 ? "inf" : "-inf";
-    } else if (scientific) {
+    if (std::isnan(v)) return "nan";
+    if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+    if (scientific) {
       std::snprintf(buf, sizeof buf, "%.4e", v);
     } else if (all_integral) {
       std::snprintf(buf, sizeof buf, "%.0f.", v);
@@ -42,23 +40,50 @@ struct Formatter {
   }
 };
 
-void print_rec(std::ostringstream& os, const std::vector<double>& v, IntArrayRef sizes, size_t dim, int64_t offset,
-               int64_t stride_elems, const Formatter& f, bool summarize, int indent) {
-  const int64_t n = sizes[dim];
+// The elements to show, formatted, in row-major order of `shown` (the tensor
+// with only its edge items kept when summarized). Integers are read as int64,
+// so every value prints exactly (through double, int64's extremes did not).
+std::vector<std::string> format_elements(const Tensor& shown) {
+  const ScalarType t = shown.scalar_type();
+  std::vector<std::string> out;
+  out.reserve(static_cast<size_t>(shown.numel()));
+  if (!is_floating_type(t)) {
+    for (int64_t x : shown.to_vector<int64_t>())
+      out.push_back(t == kBool ? (x != 0 ? "True" : "False") : std::to_string(x));
+    return out;
+  }
+  const std::vector<double> v = shown.to_vector<double>();
+  Formatter f;
+  double max_abs = 0, min_abs = INFINITY;
+  for (double x : v) {
+    if (!std::isfinite(x)) continue;
+    if (x != std::floor(x)) f.all_integral = false;
+    max_abs = std::max(max_abs, std::abs(x));
+    if (x != 0) min_abs = std::min(min_abs, std::abs(x));
+  }
+  f.scientific = max_abs >= 1e8 || (!f.all_integral && min_abs < 1e-4);
+  for (double x : v) out.push_back(f.format_real(x));
+  return out;
+}
+
+// Writes the nested brackets. `sizes` are the tensor's, `kept` the shown
+// tensor's (equal, or 2 * kEdgeItems in a summarized dim); `elems` follow
+// `kept` in row-major order. Recursion depth = dims, at most 64 (a tensor's limit).
+void print_rec(std::ostringstream& os, const std::vector<std::string>& elems, IntArrayRef sizes, IntArrayRef kept,
+               size_t dim, int64_t offset, int width, int indent) {
+  const int64_t n = kept[dim];
   int64_t inner = 1;
-  for (size_t d = dim + 1; d < sizes.size(); ++d) inner *= sizes[d];
+  for (size_t d = dim + 1; d < kept.size(); ++d) inner *= kept[d];
+  const bool last = dim + 1 == sizes.size();
   os << "[";
   for (int64_t i = 0; i < n; ++i) {
-    if (summarize && n > 2 * kEdgeItems && i == kEdgeItems) {
-      os << (dim + 1 == sizes.size() ? "..., " : "...,\n" + std::string(indent + 1, ' '));
-      i = n - kEdgeItems;
-    }
-    if (dim + 1 == sizes.size()) {
-      std::string s = f.format(v[offset + i]);
-      os << std::string(std::max<int>(0, f.width - int(s.size())), ' ') << s;
+    if (sizes[dim] > n && i == kEdgeItems) os << (last ? "..., " : "...,\n" + std::string(indent + 1, ' '));
+    if (last) {
+      const std::string& s = elems[offset + i];
+      os << std::string(std::max<int>(0, width - int(s.size())), ' ') << s;
       if (i + 1 < n) os << ", ";
     } else {
-      print_rec(os, v, sizes, dim + 1, offset + i * inner, stride_elems, f, summarize, indent + 1);
+      print_rec(os, elems, sizes, kept, dim + 1, offset + i * inner, width, indent + 1);
       if (i + 1 < n) os << "," << std::string(sizes.size() - dim - 1, '\n') << std::string(indent + 1, ' ');
     }
   }
@@ -83,27 +108,29 @@ std::string Tensor::to_string() const {
        << ")";
     return os.str();
   }
-  const std::vector<double> v = to_vector<double>();
-  Formatter f;
-  f.floating = is_floating_type(t);
-  f.is_bool = t == kBool;
-  double max_abs = 0, min_abs = INFINITY;
-  for (double x : v) {
-    if (!std::isfinite(x)) continue;
-    if (x != std::floor(x)) f.all_integral = false;
-    max_abs = std::max(max_abs, std::abs(x));
-    if (x != 0) min_abs = std::min(min_abs, std::abs(x));
-  }
-  f.scientific = f.floating && (max_abs >= 1e8 || (!f.all_integral && min_abs < 1e-4));
-  for (double x : v) f.width = std::max<int>(f.width, int(f.format(x).size()));
   os << "tensor(";
-  if (dim() == 0) {
-    os << f.format(v[0]);
-  } else if (numel() == 0) {
+  if (numel() == 0) {
     os << "[]";
     if (dim() > 1) suffix = ", size=" + detail::str(sizes()) + suffix;
+    os << suffix << ")";
+    return os.str();
+  }
+  // A large tensor shows its first and last kEdgeItems along each long dim:
+  // those are selected where the tensor lives, so only they are copied.
+  Tensor shown = *this;
+  if (numel() > kSummarizeAbove) {
+    for (int64_t d = 0; d < dim(); ++d) {
+      const int64_t n = shown.size(d);
+      if (n > 2 * kEdgeItems) shown = cat({shown.narrow(d, 0, kEdgeItems), shown.narrow(d, n - kEdgeItems, kEdgeItems)}, d);
+    }
+  }
+  const std::vector<std::string> elems = format_elements(shown);
+  int width = 1;
+  for (const std::string& e : elems) width = std::max<int>(width, int(e.size()));
+  if (dim() == 0) {
+    os << elems[0];
   } else {
-    print_rec(os, v, sizes(), 0, 0, 1, f, numel() > kSummarizeAbove, 7);
+    print_rec(os, elems, sizes(), shown.sizes(), 0, 0, width, 7);
   }
   os << suffix << ")";
   return os.str();

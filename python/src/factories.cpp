@@ -20,9 +20,8 @@ TensorOptions options(const OptDType& dtype, const DeviceArg& device) {
   return o;
 }
 
-// tensor(data) accepts at most this many nesting levels (= dims): NumPy's
-// NPY_MAXDIMS, and the most dims of size > 1 the SDK's iterator walks
-// (sdk/iterate.hpp kMaxDims). The core itself has no dim limit.
+// tensor(data) accepts at most this many nesting levels (= dims): the core's
+// limit on a tensor's dims (core/src/checked_math.h kMaxDims), NumPy's NPY_MAXDIMS.
 constexpr size_t kMaxNesting = 64;
 
 std::string py_type_name(nb::handle obj) { return nb::cast<std::string>(nb::str(obj.type().attr("__name__"))); }

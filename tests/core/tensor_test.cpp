@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tessera/tessera.h>
 
+#include <limits>
 #include <numeric>
 #include <thread>
 
@@ -170,6 +171,34 @@ TEST(Printing, PyTorchStyle) {
             "tensor(..., size=[2, 3], device='meta:0', dtype=float32)");
   const std::string big = arange(2000).to_string();
   EXPECT_NE(big.find("..."), std::string::npos);
+}
+
+TEST(Printing, IntegersPrintExactlyAndLargeTensorsShowTheirEdges) {
+  // int64's extremes went through double (9223372036854775807 printed as its negation).
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(tensor({hi, lo, int64_t{5}}).to_string(),
+            "tensor([ 9223372036854775807, -9223372036854775808,                    5])");
+  EXPECT_EQ(tensor({(int64_t{1} << 53) + 1}).to_string(), "tensor([9007199254740993])");
+  // Summarized: the first and last three along each long dim, from any layout.
+  EXPECT_EQ(arange(2000).view({2, 1000}).to_string(),
+            "tensor([[   0,    1,    2, ...,  997,  998,  999],\n"
+            "        [1000, 1001, 1002, ..., 1997, 1998, 1999]])");
+  EXPECT_EQ(arange(2000).view({1000, 2}).t().flip({1}).to_string(),
+            "tensor([[1998, 1996, 1994, ...,    4,    2,    0],\n"
+            "        [1999, 1997, 1995, ...,    5,    3,    1]])");
+  // A tensor has at most 64 dims, so the nested walk is bounded; 64 prints.
+  std::vector<int64_t> dims(64, 1);
+  EXPECT_EQ(ones(dims, kLong).to_string(), "tensor(" + std::string(64, '[') + "1" + std::string(64, ']') + ")");
+  dims.push_back(1);
+  try {
+    (void)ones(dims);
+    FAIL() << "65 dims accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("a shape of 65 dims; tensors have at most 64 dims"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)ones({1}).view(dims), ValueError);
+  EXPECT_THROW((void)ones(std::vector<int64_t>(64, 1)).unsqueeze(0), ValueError);
 }
 
 TEST(Memory, SmallCpuBlocksAreReusedPerThread) {
