@@ -2,8 +2,10 @@
 
 #include <tessera/error.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <new>
 #include <utility>
 
@@ -470,6 +472,37 @@ MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept {
 
 Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self) {
   return memory_overlap(in, self) == MemoryOverlap::kNone ? in : in.clone();
+}
+
+void check_value_fits(const Operator& op, const Scalar& value, ScalarType dtype) {
+  if (dtype == kBool || value.is_bool()) return;
+  bool fits = true;
+  if (is_floating_type(dtype)) {
+    // The least finite magnitude that rounds to inf in each format.
+    const double v = value.to_double();
+    const double limit = dtype == kHalf ? 65520.0 : dtype == kBFloat16 ? 0x1.ffp127 : dtype == kFloat ? 0x1.ffffffp127 : 0;
+    fits = limit == 0 || !std::isfinite(v) || std::fabs(v) < limit;
+  } else {
+    int64_t lo = 0, hi = 0;
+    switch (dtype) {
+      case kByte: lo = 0, hi = 255; break;
+      case kChar: lo = -128, hi = 127; break;
+      case kShort: lo = -32768, hi = 32767; break;
+      case kInt: lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max(); break;
+      default: lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max(); break;
+    }
+    if (value.is_integral()) {
+      fits = value.to_long() >= lo && value.to_long() <= hi;
+    } else {  // truncated toward zero, as the conversion does; 2^63 is exact in double
+      const double t = std::trunc(value.to_double());
+      fits = t >= static_cast<double>(lo) && t < -static_cast<double>(std::numeric_limits<int64_t>::min()) &&
+             static_cast<int64_t>(t) <= hi;
+    }
+  }
+  if (!fits) [[unlikely]] {
+    throw ValueError(detail::str(op.name(), ": value ", value, " cannot be converted to ", dtype_name(dtype),
+                                 " without overflow"));
+  }
 }
 
 void check_writable(const Operator& op, const Tensor& t) {

@@ -277,6 +277,13 @@ Tensor cast_and_expand(const Tensor& t, ScalarType dtype, IntArrayRef shape);
 int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim);
 /// Checks that `t` may be written in place by `op` (not read-only, no internal overlap).
 void check_writable(const Operator& op, const Tensor& t);
+/// Checks that the number `value` can be stored in `dtype` as a fill value
+/// (fill_, full, masked_fill): an integer dtype takes the integers in its range
+/// (a float value truncates toward zero first; NaN and inf never fit), a
+/// floating dtype any value that does not round to inf from a finite number,
+/// bool anything. Otherwise ValueError naming `op`, the value and the dtype, as
+/// PyTorch refuses them (arithmetic with a number still converts modulo 2^bits).
+void check_value_fits(const Operator& op, const Scalar& value, ScalarType dtype);
 
 /// How the memory of two tensors relates, judged by addresses, not by storage:
 /// tensors over one buffer made separately (two DLPack imports, from_blob, a

@@ -127,14 +127,21 @@ def test_a_list_that_shrinks_while_read_is_refused():
         tessera.tensor(data)
 
 
-def test_tolist_of_a_tensor_with_100000_dims():
+def test_a_tensor_of_100000_dims_is_refused_and_64_dims_print_and_list():
+    # 100,000 dims once reached tolist and repr, both recursive (repr segfaulted);
+    # a tensor now has at most 64 dims, and those walk fine.
     rc, out = run_child("""
-        t = tessera.zeros(*[1] * 100000)
+        try:
+            tessera.zeros(*[1] * 100000)
+        except ValueError as e:
+            assert "a shape of 100000 dims; tensors have at most 64 dims" in str(e), e
+        t = tessera.zeros(*[1] * 64)
         l = t.tolist()
-        for _ in range(100000):
+        for _ in range(64):
             assert type(l) is list and len(l) == 1
             l = l[0]
         assert l == 0.0
+        assert repr(t) == "tensor(" + "[" * 64 + "0." + "]" * 64 + ")", repr(t)
         print("ok")
         """)
     assert rc == 0 and "ok" in out, out
@@ -402,3 +409,41 @@ def test_out_must_be_a_tensor():
         tessera.add(t, t, out=5)
     with pytest.raises(TypeError, match=r"out=\[0\] \(values\) must be a tessera.Tensor"):
         tessera.max(tessera.zeros(2, 2), 0, out=(1, 2))
+
+
+# ---- fill values that a dtype cannot hold ----------------------------------------------------
+
+@pytest.mark.parametrize("dtype,bad,good", [
+    (tessera.uint8, [256, -1, 300, 255.9 + 1, float("nan")], [0, 255, 255.9, -0.9]),
+    (tessera.int8, [128, -129, float("inf")], [127, -128, -128.9]),
+    (tessera.int16, [2**15, -2**15 - 1], [2**15 - 1, -2**15]),
+    (tessera.int32, [2**31, -2**31 - 1, 3e9], [2**31 - 1, -2**31]),
+    (tessera.int64, [float(2**63), -1e19, float("nan")], [2**63 - 1, -2**63, float(-2**63)]),
+    (tessera.float16, [65520.0, -1e5, 2**20], [65519.0, -65504.0, float("inf"), float("nan")]),
+    (tessera.bfloat16, [3.3961776e38, 1e39], [3.3895e38, float("-inf")]),
+    (tessera.float32, [3.4028236e38, -1e39], [3.4028234e38, float("inf")]),
+])
+def test_fill_values_beyond_the_dtype_are_refused(dtype, bad, good):
+    # PyTorch refuses them ("value cannot be converted to type ... without
+    # overflow"); they used to wrap: full((2,), 300, dtype=uint8) gave 44.
+    for v in bad:
+        for call in (lambda: tessera.full((2,), v, dtype=dtype),
+                     lambda: tessera.zeros(2, dtype=dtype).fill_(v),
+                     lambda: tessera.zeros(2, dtype=dtype).masked_fill(tessera.ones(2, dtype=tessera.bool), v)):
+            with pytest.raises(ValueError, match=r"cannot be converted to .* without overflow"):
+                call()
+    for v in good:
+        got = tessera.full((2,), v, dtype=dtype).to(tessera.float64).tolist()
+        want = np.array([v, v], dtype=np.float64)
+        if dtype in (tessera.uint8, tessera.int8, tessera.int16, tessera.int32, tessera.int64):
+            want = np.trunc(want)
+        elif dtype == tessera.float16:
+            want = want.astype(np.float16).astype(np.float64)
+        elif dtype == tessera.float32:
+            want = want.astype(np.float32).astype(np.float64)
+        if dtype == tessera.bfloat16:
+            assert np.isinf(got[0]) == np.isinf(v) and (np.isinf(v) or abs(got[0] - v) <= abs(v) * 2**-8)
+        elif dtype == tessera.int64 and abs(v) >= 2**53:
+            assert tessera.full((1,), v, dtype=dtype).tolist() == [int(v)]
+        else:
+            np.testing.assert_array_equal(np.array(got), want)

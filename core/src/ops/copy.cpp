@@ -89,6 +89,7 @@ void fill_meta(StructuredCall& c) {
   c.add_aliased_output(self);
   c.set_tensor(0, self);
   const Scalar value = c.arg(1).to_scalar();
+  check_value_fits(c.op(), value, self.scalar_type());
   c.set_scalar(1, value, value.is_bool() ? kBool : value.is_integral() ? kLong : kDouble);
   c.dispatch_dtype = self.scalar_type();
 }

@@ -234,6 +234,7 @@ void masked_fill_meta(StructuredCall& c) {
     c.set_tensor(0, cast_and_expand(self, self.scalar_type(), shape));
     c.set_tensor(1, cast_and_expand(mask, kBool, shape));
   }
+  check_value_fits(c.op(), c.arg(2).to_scalar(), self.scalar_type());
   c.set_scalar(2, c.arg(2).to_scalar(), self.scalar_type());
   c.dispatch_dtype = self.scalar_type();
 }
