@@ -42,11 +42,15 @@ Device::Device(std::string_view spec) {
   if (colon != std::string_view::npos) {
     const std::string_view idx = spec.substr(colon + 1);
     auto [ptr, ec] = std::from_chars(idx.data(), idx.data() + idx.size(), index);
-    TSR_CHECK(ec == std::errc() && ptr == idx.data() + idx.size() && index >= 0 && index < 32768, ValueError,
+    TSR_CHECK(ec == std::errc() && ptr == idx.data() + idx.size() && index >= 0 && index <= kMaxDeviceIndex, ValueError,
               "invalid device string '", spec, "' (expected 'type' or 'type:index', e.g. 'cpu' or 'cuda:1')");
   }
   type_ = lookup_type(name);
   index_ = static_cast<int16_t>(index);
+}
+
+void Device::fail_index(int index) {
+  throw ValueError(detail::str("device index ", index, " is out of range (0 to ", kMaxDeviceIndex, ")"));
 }
 
 const std::string& Device::type_name() const { return device_entry(*this).name; }

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <tessera/tessera.h>
 
+#include <cmath>
+#include <limits>
+
 using namespace tessera;
 
 namespace {
@@ -140,6 +143,36 @@ TEST(Errors, ReadOnlyAndUndefinedTensors) {
   expect_error<ValueError>([] { Tensor().sum(); }, {"undefined tensor"});
   expect_error<ValueError>([] { ones({2, 2}).item<float>(); }, {"item", "4 elements"});
   expect_error<ValueError>([] { ones({2}, TensorOptions().device("meta")).cpu(); }, {"meta", "holds no data"});
+}
+
+TEST(Errors, DeviceIndicesBeyondSixteenBitsAreRefusedNotWrapped) {
+  // Device(type, 40000) once wrapped to index -25536.
+  const DeviceTypeId cpu = Device("cpu").type();
+  expect_error<ValueError>([&] { (void)Device(cpu, 40000); }, {"device index 40000 is out of range (0 to 32767)"});
+  expect_error<ValueError>([&] { (void)Device(cpu, -1); }, {"device index -1"});
+  expect_error<ValueError>([] { (void)Device("cpu:32768"); }, {"invalid device string 'cpu:32768'"});
+  EXPECT_EQ(Device(cpu, 32767).index(), 32767);
+  EXPECT_EQ(Device("cpu:32767").index(), 32767);
+}
+
+TEST(Errors, FillValuesTheDtypeCannotHold) {
+  // They used to wrap: full({2}, 300, uint8) gave 44s.
+  expect_error<ValueError>([] { (void)full({2}, 300, TensorOptions().dtype(kByte)); },
+                           {"fill_", "value 300 cannot be converted to uint8 without overflow"});
+  expect_error<ValueError>([] { (void)zeros({2}, kInt).fill_(1e10); }, {"cannot be converted to int32"});
+  expect_error<ValueError>([] { (void)zeros({2}, kHalf).fill_(1e5); }, {"cannot be converted to float16"});
+  expect_error<ValueError>([] { (void)zeros({2}).masked_fill(ones({2}, kBool), 1e39); },
+                           {"masked_fill", "cannot be converted to float32"});
+  EXPECT_EQ(full({1}, -128, TensorOptions().dtype(kChar)).item<int64_t>(), -128);
+  EXPECT_EQ(full({1}, 2.9, TensorOptions().dtype(kChar)).item<int64_t>(), 2);
+}
+
+TEST(Conversion, ScalarToLongOfAFloatIsDefinedEverywhere) {
+  // A float beyond int64 converted with a plain cast (undefined behaviour).
+  EXPECT_EQ(Scalar(1e300).to_long(), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(Scalar(-1e300).to_long(), std::numeric_limits<int64_t>::min());
+  EXPECT_EQ(Scalar(std::nan("")).to_long(), 0);
+  EXPECT_EQ(Scalar(-2.9).to_long(), -2);
 }
 
 TEST(Conversion, MovingToTheHostWithACastCastsOnTheHost) {

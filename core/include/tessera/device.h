@@ -17,12 +17,18 @@ namespace tessera {
 /// Index of a registered device type, 0..kMaxDeviceTypes-1 (= its backend bit).
 using DeviceTypeId = uint8_t;
 inline constexpr int kMaxDeviceTypes = 48;
+/// The largest device index a Device holds.
+inline constexpr int kMaxDeviceIndex = 32767;
 
 class Device {
  public:
   /// The CPU device (the "cpu" plugin must be loaded when it is used).
   Device();
-  Device(DeviceTypeId type, int index) : type_(type), index_(static_cast<int16_t>(index)) {}
+  /// `index` must lie in 0..kMaxDeviceIndex (ValueError otherwise; indices are
+  /// 16-bit, as a plugin's device_count is capped to match).
+  Device(DeviceTypeId type, int index) : type_(type), index_(static_cast<int16_t>(index)) {
+    if (static_cast<unsigned>(index) > unsigned{kMaxDeviceIndex}) [[unlikely]] fail_index(index);
+  }
   Device(std::string_view spec);  // NOLINT: "cpu", "cpu:0", "meta", "cuda:1"
   Device(const char* spec) : Device(std::string_view(spec)) {}  // NOLINT
   Device(const std::string& spec) : Device(std::string_view(spec)) {}  // NOLINT
@@ -38,6 +44,7 @@ class Device {
   bool operator!=(const Device& o) const { return !(*this == o); }
 
  private:
+  [[noreturn, gnu::cold]] static void fail_index(int index);
   DeviceTypeId type_;
   int16_t index_;
 };

@@ -30,13 +30,21 @@ class Scalar {
   bool is_floating_point() const { return kind_ == Kind::Float; }
 
   double to_double() const { return kind_ == Kind::Float ? v_.d : kind_ == Kind::Int ? double(v_.i) : double(v_.b); }
-  int64_t to_long() const { return kind_ == Kind::Int ? v_.i : kind_ == Kind::Float ? int64_t(v_.d) : int64_t(v_.b); }
+  /// The integer value; a float truncates toward zero, saturating at int64's
+  /// limits, NaN giving 0 (the CPU plugin's conversion rule; never UB).
+  int64_t to_long() const { return kind_ == Kind::Int ? v_.i : kind_ == Kind::Float ? float_to_long(v_.d) : int64_t(v_.b); }
   bool to_bool() const { return kind_ == Kind::Bool ? v_.b : kind_ == Kind::Int ? v_.i != 0 : v_.d != 0.0; }
 
   /// The dtype a tensor made from this scalar gets: bool, int64 or the default float.
   ScalarType default_dtype() const { return kind_ == Kind::Bool ? kBool : kind_ == Kind::Int ? kLong : kDefaultFloat; }
 
  private:
+  static int64_t float_to_long(double d) {
+    if (!(d == d)) return 0;
+    if (d >= 0x1p63) return INT64_MAX;
+    if (d < -0x1p63) return INT64_MIN;
+    return static_cast<int64_t>(d);
+  }
   Kind kind_;
   union {
     bool b;
