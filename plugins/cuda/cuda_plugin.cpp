@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <tessera/sdk/plugin.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -67,10 +68,41 @@ TsrError* describe_device(void*, int32_t index, char* buf, size_t size) {
   });
 }
 
+// The bytes the device's default pool holds beyond what is allocated from it
+// (freed blocks cudaMallocAsync keeps for reuse).
+size_t pool_cached_bytes(cudaMemPool_t pool) {
+  std::uint64_t reserved = 0, used = 0;  // the attributes are cuuint64_t (uint64_t)
+  if (cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved) != cudaSuccess ||
+      cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return reserved > used ? static_cast<size_t>(reserved - used) : 0;
+}
+
 TsrError* allocate(void*, int32_t index, size_t nbytes, TsrStream stream, void** ptr) {
   return tessera::sdk::guard([&] {
     DeviceGuard g(index);
-    check(cudaMallocAsync(ptr, nbytes, as_stream(stream)), "cudaMallocAsync");
+    cudaError_t e = cudaMallocAsync(ptr, nbytes, as_stream(stream));
+    if (e != cudaErrorMemoryAllocation) return check(e, "cudaMallocAsync");
+    // Out of memory: the pool may hold freed blocks (some still pending on
+    // streams). Wait for them, give every cached byte back to the driver and
+    // ask once more, before the core is told (docs/plugin-guide.md).
+    cudaGetLastError();
+    cudaMemPool_t pool = nullptr;
+    check(cudaDeviceGetDefaultMemPool(&pool, index), "cudaDeviceGetDefaultMemPool");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    const size_t cached = pool_cached_bytes(pool);
+    check(cudaMemPoolTrimTo(pool, 0), "cudaMemPoolTrimTo");
+    e = cudaMallocAsync(ptr, nbytes, as_stream(stream));
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      throw Error(TSR_ERROR_OUT_OF_MEMORY, "cudaMallocAsync of " + std::to_string(nbytes) + " bytes on cuda:" +
+                                               std::to_string(index) + ": cudaErrorMemoryAllocation, also after "
+                                               "releasing the " + std::to_string(cached) +
+                                               " bytes the memory pool cached");
+    }
+    check(e, "cudaMallocAsync");
   });
 }
 
