@@ -28,6 +28,7 @@
 #include <memory>
 #include <string>
 
+#include "checked_math.h"
 #include "device_registry.h"
 #include "plugin_host.h"
 
@@ -275,11 +276,9 @@ ImportPlan check_import(const char* who, const DLTensor& dl) {
             " dims an imported tensor may have");
   TSR_CHECK(dl.ndim == 0 || dl.shape != nullptr, ValueError, who, ": shape is NULL for ndim ", dl.ndim);
   const IntArrayRef sizes(dl.shape, static_cast<size_t>(dl.ndim));
-  int64_t numel = 1;
-  for (int64_t s : sizes) {
-    TSR_CHECK(s >= 0, ValueError, who, ": negative size in shape ", sizes);
-    TSR_CHECK(!__builtin_mul_overflow(numel, s, &numel), ValueError, who, ": shape ", sizes, " overflows");
-  }
+  // The shape rule of every tensor (checked_math.h), with the importer named:
+  // a negative size, or a span whose bytes overflow int64 (also with a 0).
+  const int64_t numel = checked::check_shape(who, sizes, plan.dtype);
   plan.sizes = sizes;
   // Strides may be NULL (DLPack < 1.2): row-major.
   plan.strides = dl.strides != nullptr ? DimVector(dl.strides, dl.strides + dl.ndim) : contiguous_strides(sizes);

@@ -525,13 +525,18 @@ TEST(DLPackValidate, EveryMalformedFieldIsAClearError) {
   };
   static int64_t negative_shape[2] = {2, -1};
   static int64_t overflow_shape[2] = {INT64_MAX, 2};
+  static int64_t overflow_empty_shape[3] = {0, INT64_MAX, 2};
   const Case cases[] = {
       {"negative ndim", [](DLTensor& t) { t.ndim = -1; }, false, "negative ndim"},
       {"NULL shape", [](DLTensor& t) { t.shape = nullptr; }, false, "shape is NULL"},
       {"negative size", [](DLTensor& t) { t.ndim = 2; t.shape = negative_shape; t.strides = nullptr; }, false,
        "negative size"},
       {"numel overflow", [](DLTensor& t) { t.ndim = 2; t.shape = overflow_shape; t.strides = nullptr; }, false,
-       "overflows"},
+       "has more elements than int64 can count"},
+      {"empty shape whose contiguous strides overflow",
+       [](DLTensor& t) { t.ndim = 3; t.shape = overflow_empty_shape; t.strides = nullptr; }, false,
+       "shape [0, 9223372036854775807, 2] has more elements than int64 can count (the product of its sizes, "
+       "counting the 0s as 1,"},
       {"NULL data", [](DLTensor& t) { t.data = nullptr; }, false, "data is NULL"},
       {"unknown dtype code", [](DLTensor& t) { t.dtype = DLDataType{200, 32, 1}; }, true, "code 200"},
       {"lanes != 1", [](DLTensor& t) { t.dtype.lanes = 2; }, true, "lanes 2"},
