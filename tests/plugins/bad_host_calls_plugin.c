@@ -15,21 +15,9 @@
 #include <string.h>
 #include <tessera/abi.h>
 
-static void bad_destroy(TsrError* self) { free(self); }
-static void bad_destroy_static(TsrError* self) { (void)self; }
+#define TSRTEST_PREFIX "badcalls: "
+#include "c_host_memory_device.h"
 
-static TsrError* bad_error(TsrErrorCode code, const char* message) {
-  static TsrError oom = {sizeof(TsrError), TSR_ERROR_OUT_OF_MEMORY, "badcalls: out of memory", bad_destroy_static};
-  size_t len = strlen(message);
-  TsrError* e = (TsrError*)malloc(sizeof(TsrError) + len + 1);
-  if (e == NULL) return &oom;
-  memcpy((char*)(e + 1), message, len + 1);
-  e->struct_size = sizeof(TsrError);
-  e->code = code;
-  e->message = (const char*)(e + 1);
-  e->destroy = bad_destroy;
-  return e;
-}
 
 /* NULL when `err` is the refusal expected of call `what`; else the error to fail with. */
 static TsrError* bad_expect_refusal(TsrError* err, const char* what) {
@@ -37,41 +25,17 @@ static TsrError* bad_expect_refusal(TsrError* err, const char* what) {
   int code;
   if (err == NULL) {
     snprintf(text, sizeof text, "badcalls: the host accepted %s", what);
-    return bad_error(TSR_ERROR_INTERNAL, text);
+    return tsrtest_error(TSR_ERROR_INTERNAL, text);
   }
   code = err->code;
   err->destroy(err);
   if (code != TSR_ERROR_INVALID_ARGUMENT) {
     snprintf(text, sizeof text, "badcalls: %s was refused with code %d, not INVALID_ARGUMENT", what, code);
-    return bad_error(TSR_ERROR_INTERNAL, text);
+    return tsrtest_error(TSR_ERROR_INTERNAL, text);
   }
   return NULL;
 }
 
-static TsrError* bad_device_count(void* context, int32_t* count) {
-  (void)context;
-  *count = 1;
-  return NULL;
-}
-static TsrError* bad_allocate(void* context, int32_t index, size_t nbytes, TsrStream stream, void** ptr) {
-  (void)context;
-  (void)index;
-  (void)stream;
-  *ptr = malloc(nbytes);
-  return *ptr != NULL ? NULL : bad_error(TSR_ERROR_OUT_OF_MEMORY, "badcalls: malloc failed");
-}
-static void bad_deallocate(void* context, int32_t index, void* ptr, size_t nbytes, TsrStream stream) {
-  (void)context;
-  (void)index;
-  (void)nbytes;
-  (void)stream;
-  free(ptr);
-}
-static TsrError* bad_copy(void* context, const TsrCopyRequest* r) {
-  (void)context;
-  memcpy(r->dst, r->src, r->nbytes);
-  return NULL;
-}
 
 static TsrError* bad_fill(const TsrKernelCall* call) {
   const DLTensor* t = &call->outputs[0];
@@ -87,12 +51,12 @@ static TsrError* bad_fill(const TsrKernelCall* call) {
   return NULL;
 }
 
-struct bad_allocate_args {
+struct tsrtest_allocate_args {
   const TsrKernelCall* call;
   TsrError* err;
 };
-static void* bad_allocate_elsewhere(void* p) {
-  struct bad_allocate_args* a = (struct bad_allocate_args*)p;
+static void* tsrtest_allocate_elsewhere(void* p) {
+  struct tsrtest_allocate_args* a = (struct tsrtest_allocate_args*)p;
   const int64_t shape[2] = {0, 1};
   DLTensor* out = NULL;
   a->err = a->call->allocate_output(a->call->handle, 0, TSR_DTYPE_INT64, 2, shape, &out);
@@ -104,11 +68,11 @@ static TsrError* bad_nonzero(const TsrKernelCall* call) {
   const DLTensor* self = call->args[0].as.tensor;
   DLTensor* out = NULL;
   int64_t shape[2], i, k = 0;
-  struct bad_allocate_args elsewhere;
+  struct tsrtest_allocate_args elsewhere;
   pthread_t thread;
   TsrError* err;
   const float* x = (const float*)self->data;
-  if (self->ndim != 1 || self->strides[0] != 1) return bad_error(TSR_ERROR_UNIMPLEMENTED, "badcalls: 1-d contiguous only");
+  if (self->ndim != 1 || self->strides[0] != 1) return tsrtest_error(TSR_ERROR_UNIMPLEMENTED, "badcalls: 1-d contiguous only");
   for (i = 0; i < self->shape[0]; ++i) k += x[i] != 0.0f;
   shape[0] = k;
   shape[1] = 1;
@@ -119,8 +83,8 @@ static TsrError* bad_nonzero(const TsrKernelCall* call) {
   if (err != NULL) return err;
   elsewhere.call = call;
   elsewhere.err = NULL;
-  if (pthread_create(&thread, NULL, bad_allocate_elsewhere, &elsewhere) != 0)
-    return bad_error(TSR_ERROR_INTERNAL, "badcalls: pthread_create failed");
+  if (pthread_create(&thread, NULL, tsrtest_allocate_elsewhere, &elsewhere) != 0)
+    return tsrtest_error(TSR_ERROR_INTERNAL, "badcalls: pthread_create failed");
   pthread_join(thread, NULL);
   err = bad_expect_refusal(elsewhere.err, "allocate_output from another thread");
   if (err != NULL) return err;
@@ -164,10 +128,10 @@ static TsrError* bad_initialize(const TsrHostApi* host, void** state) {
   device.name = "badcalls";
   device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
   device.memory_alignment = 8;
-  device.device_count = bad_device_count;
-  device.allocate = bad_allocate;
-  device.deallocate = bad_deallocate;
-  device.copy = bad_copy;
+  device.device_count = tsrtest_device_count;
+  device.allocate = tsrtest_allocate;
+  device.deallocate = tsrtest_deallocate;
+  device.copy = tsrtest_copy;
   memset(&kernel, 0, sizeof kernel);
   kernel.struct_size = sizeof kernel;
   kernel.op_name = "fill_";
@@ -198,7 +162,7 @@ static TsrError* bad_initialize(const TsrHostApi* host, void** state) {
   elsewhere.desc = &device;
   elsewhere.err = NULL;
   if (pthread_create(&thread, NULL, bad_register_elsewhere, &elsewhere) != 0)
-    return bad_error(TSR_ERROR_INTERNAL, "badcalls: pthread_create failed");
+    return tsrtest_error(TSR_ERROR_INTERNAL, "badcalls: pthread_create failed");
   pthread_join(thread, NULL);
   BAD_EXPECT(elsewhere.err, "register_device_type from another thread");
 

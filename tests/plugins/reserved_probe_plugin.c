@@ -12,21 +12,9 @@
 #include <string.h>
 #include <tessera/abi.h>
 
-static void probe_destroy(TsrError* self) { free(self); }
-static void probe_destroy_static(TsrError* self) { (void)self; }
+#define TSRTEST_PREFIX "probe: "
+#include "c_host_memory_device.h"
 
-static TsrError* probe_error(TsrErrorCode code, const char* message) {
-  static TsrError oom = {sizeof(TsrError), TSR_ERROR_OUT_OF_MEMORY, "probe: out of memory", probe_destroy_static};
-  size_t len = strlen(message);
-  TsrError* e = (TsrError*)malloc(sizeof(TsrError) + len + 1);
-  if (e == NULL) return &oom;
-  memcpy((char*)(e + 1), message, len + 1);
-  e->struct_size = sizeof(TsrError);
-  e->code = code;
-  e->message = (const char*)(e + 1);
-  e->destroy = probe_destroy;
-  return e;
-}
 
 /* Set by the entry point when the offer looks wrong; initialize reports it. */
 static char probe_offer_problem[160];
@@ -38,13 +26,13 @@ static TsrError* probe_check_call(const TsrKernelCall* call) {
   if (call->struct_size < offsetof(TsrKernelCall, allocate_output) + sizeof(call->allocate_output)) {
     snprintf(text, sizeof text, "probe: %s: TsrKernelCall.struct_size is %lu, smaller than ABI 1.0's", call->op_name,
              (unsigned long)call->struct_size);
-    return probe_error(TSR_ERROR_INVALID_ARGUMENT, text);
+    return tsrtest_error(TSR_ERROR_INVALID_ARGUMENT, text);
   }
   for (i = 0; i < call->num_args; ++i) {
     if (call->args[i].reserved != 0) {
       snprintf(text, sizeof text, "probe: %s: args[%lu].reserved is 0x%x (tag %d), abi.h says 0", call->op_name,
                (unsigned long)i, (unsigned)call->args[i].reserved, (int)call->args[i].tag);
-      return probe_error(TSR_ERROR_INVALID_ARGUMENT, text);
+      return tsrtest_error(TSR_ERROR_INVALID_ARGUMENT, text);
     }
   }
   return NULL;
@@ -109,7 +97,7 @@ static TsrError* probe_sum(const TsrKernelCall* call) {
   if (err != NULL) return err;
   self = call->args[0].as.tensor;
   if (call->args[1].tag != TSR_VALUE_INT_LIST || (int64_t)call->args[1].as.int_list.size != self->ndim)
-    return probe_error(TSR_ERROR_UNIMPLEMENTED, "probe: sum reduces over every dim only");
+    return tsrtest_error(TSR_ERROR_UNIMPLEMENTED, "probe: sum reduces over every dim only");
   n = probe_numel(self);
   for (i = 0; i < n; ++i) total += *probe_at(self, i);
   *(float*)call->outputs[0].data = (float)total;
@@ -124,7 +112,7 @@ static TsrError* probe_nonzero(const TsrKernelCall* call) {
   int64_t i, n, k = 0, shape[2];
   if (err != NULL) return err;
   self = call->args[0].as.tensor;
-  if (self->ndim != 1) return probe_error(TSR_ERROR_UNIMPLEMENTED, "probe: nonzero of 1-d tensors only");
+  if (self->ndim != 1) return tsrtest_error(TSR_ERROR_UNIMPLEMENTED, "probe: nonzero of 1-d tensors only");
   n = probe_numel(self);
   for (i = 0; i < n; ++i) k += *probe_at(self, i) != 0.0f;
   shape[0] = k;
@@ -136,35 +124,14 @@ static TsrError* probe_nonzero(const TsrKernelCall* call) {
   return NULL;
 }
 
-static TsrError* probe_device_count(void* context, int32_t* count) {
-  (void)context;
-  *count = 1;
-  return NULL;
-}
-static TsrError* probe_allocate(void* context, int32_t index, size_t nbytes, TsrStream stream, void** ptr) {
-  (void)context;
-  (void)index;
-  (void)stream;
-  *ptr = malloc(nbytes);
-  return *ptr != NULL ? NULL : probe_error(TSR_ERROR_OUT_OF_MEMORY, "probe: malloc failed");
-}
-static void probe_deallocate(void* context, int32_t index, void* ptr, size_t nbytes, TsrStream stream) {
-  (void)context;
-  (void)index;
-  (void)nbytes;
-  (void)stream;
-  free(ptr);
-}
 static TsrError* probe_copy(void* context, const TsrCopyRequest* r) {
   char text[120];
-  (void)context;
   if (r->struct_size < offsetof(TsrCopyRequest, stream) + sizeof(r->stream) || r->reserved != 0) {
     snprintf(text, sizeof text, "probe: copy: TsrCopyRequest.reserved is 0x%x (struct_size %lu), abi.h says 0",
              (unsigned)r->reserved, (unsigned long)r->struct_size);
-    return probe_error(TSR_ERROR_INVALID_ARGUMENT, text);
+    return tsrtest_error(TSR_ERROR_INVALID_ARGUMENT, text);
   }
-  memcpy(r->dst, r->src, r->nbytes);
-  return NULL;
+  return tsrtest_copy(context, r);
 }
 
 static TsrError* probe_initialize(const TsrHostApi* host, void** state) {
@@ -179,18 +146,18 @@ static TsrError* probe_initialize(const TsrHostApi* host, void** state) {
   fns[1] = probe_add;
   fns[2] = probe_sum;
   fns[3] = probe_nonzero;
-  if (probe_offer_problem[0] != '\0') return probe_error(TSR_ERROR_INVALID_ARGUMENT, probe_offer_problem);
+  if (probe_offer_problem[0] != '\0') return tsrtest_error(TSR_ERROR_INVALID_ARGUMENT, probe_offer_problem);
   if (host->struct_size < offsetof(TsrHostApi, log) + sizeof(host->log))
-    return probe_error(TSR_ERROR_VERSION_MISMATCH, "probe: TsrHostApi.struct_size is smaller than ABI 1.0's");
+    return tsrtest_error(TSR_ERROR_VERSION_MISMATCH, "probe: TsrHostApi.struct_size is smaller than ABI 1.0's");
   memset(&device, 0, sizeof device);
   device.struct_size = sizeof device;
   device.name = "probe";
   device.dlpack_device_type = 0;
   device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
   device.memory_alignment = 8;
-  device.device_count = probe_device_count;
-  device.allocate = probe_allocate;
-  device.deallocate = probe_deallocate;
+  device.device_count = tsrtest_device_count;
+  device.allocate = tsrtest_allocate;
+  device.deallocate = tsrtest_deallocate;
   device.copy = probe_copy;
   err = host->register_device_type(host->context, &device);
   if (err != NULL) return err;

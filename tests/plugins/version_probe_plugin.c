@@ -11,6 +11,9 @@
 #include <string.h>
 #include <tessera/abi.h>
 
+#define TSRTEST_PREFIX "vprobe: "
+#include "c_host_memory_device.h"
+
 #ifndef TSRTEST_MINOR
 #error "TSRTEST_MINOR must be defined"
 #endif
@@ -18,48 +21,8 @@
 #define VPROBE_STR(x) VPROBE_STR2(x)
 #define VPROBE_NAME "vprobe_v1_" VPROBE_STR(TSRTEST_MINOR)
 
-static void vprobe_destroy(TsrError* self) { free(self); }
-static void vprobe_destroy_static(TsrError* self) { (void)self; }
-
-static TsrError* vprobe_error(TsrErrorCode code, const char* message) {
-  static TsrError oom = {sizeof(TsrError), TSR_ERROR_OUT_OF_MEMORY, "vprobe: out of memory", vprobe_destroy_static};
-  size_t len = strlen(message);
-  TsrError* e = (TsrError*)malloc(sizeof(TsrError) + len + 1);
-  if (e == NULL) return &oom;
-  memcpy((char*)(e + 1), message, len + 1);
-  e->struct_size = sizeof(TsrError);
-  e->code = code;
-  e->message = (const char*)(e + 1);
-  e->destroy = vprobe_destroy;
-  return e;
-}
-
 static TsrVersion vprobe_offer_min, vprobe_offer_max;
 
-static TsrError* vprobe_device_count(void* context, int32_t* count) {
-  (void)context;
-  *count = 1;
-  return NULL;
-}
-static TsrError* vprobe_allocate(void* context, int32_t index, size_t nbytes, TsrStream stream, void** ptr) {
-  (void)context;
-  (void)index;
-  (void)stream;
-  *ptr = malloc(nbytes);
-  return *ptr != NULL ? NULL : vprobe_error(TSR_ERROR_OUT_OF_MEMORY, "vprobe: malloc failed");
-}
-static void vprobe_deallocate(void* context, int32_t index, void* ptr, size_t nbytes, TsrStream stream) {
-  (void)context;
-  (void)index;
-  (void)nbytes;
-  (void)stream;
-  free(ptr);
-}
-static TsrError* vprobe_copy(void* context, const TsrCopyRequest* r) {
-  (void)context;
-  memcpy(r->dst, r->src, r->nbytes);
-  return NULL;
-}
 static TsrError* vprobe_kernel(const TsrKernelCall* call) {
   (void)call;
   return NULL;
@@ -94,10 +57,10 @@ static TsrError* vprobe_initialize(const TsrHostApi* host, void** state) {
   device.name = VPROBE_NAME;
   device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
   device.memory_alignment = 8;
-  device.device_count = vprobe_device_count;
-  device.allocate = vprobe_allocate;
-  device.deallocate = vprobe_deallocate;
-  device.copy = vprobe_copy;
+  device.device_count = tsrtest_device_count;
+  device.allocate = tsrtest_allocate;
+  device.deallocate = tsrtest_deallocate;
+  device.copy = tsrtest_copy;
   err = host->register_device_type(host->context, &device);
   if (err != NULL) return err;
   snprintf(text, sizeof text, "vprobe: offer %u.%u-%u.%u host %u.%u unknown_op=%d unknown_device_type=%d unknown_dtypes=%d",
@@ -105,7 +68,7 @@ static TsrError* vprobe_initialize(const TsrHostApi* host, void** state) {
            (unsigned)vprobe_offer_max.minor, (unsigned)host->host_version.major, (unsigned)host->host_version.minor,
            vprobe_code(host, "no_such_op", VPROBE_NAME, f32), vprobe_code(host, "add", "no_such_device", f32),
            vprobe_code(host, "add", VPROBE_NAME, ((uint64_t)1) << 40));
-  return vprobe_error(TSR_ERROR_INTERNAL, text);
+  return tsrtest_error(TSR_ERROR_INTERNAL, text);
 }
 
 static const TsrPluginInfo vprobe_info = {sizeof(TsrPluginInfo), {1, TSRTEST_MINOR}, VPROBE_NAME, "0.1",
