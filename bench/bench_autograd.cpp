@@ -12,23 +12,12 @@
 #include <chrono>
 #include <cstdio>
 
+#include "autograd_chain.h"
+
 using namespace tessera;
 
 namespace {
 constexpr int kChain = 1000;
-
-Tensor run_chain(const Tensor& x, const Tensor& a, const Tensor& b) {
-  Tensor y = x;
-  for (int i = 0; i < kChain; ++i) {
-    switch (i % 4) {
-      case 0: y = y * a; break;
-      case 1: y = y + b; break;
-      case 2: y = (y * a).exp(); break;  // two ops: keeps values bounded
-      default: y = y - b; break;
-    }
-  }
-  return y;
-}
 
 // Each iteration: forward (timed as "forward"), then backward plus freeing the
 // graph (timed as "backward"). Reports both per chain and their ratio.
@@ -39,7 +28,7 @@ void BM_chain_forward_vs_backward(benchmark::State& s) {
   for (auto _ : s) {
     Tensor x = ones({1}).requires_grad_();
     auto t0 = std::chrono::steady_clock::now();
-    Tensor y = run_chain(x, a, b);
+    Tensor y = bench::run_chain(x, a, b, kChain);
     auto t1 = std::chrono::steady_clock::now();
     y.backward();
     y = Tensor();  // frees the graph
@@ -60,7 +49,7 @@ void BM_chain_no_grad(benchmark::State& s) {
   const Tensor a = full({1}, 0.5f), b = full({1}, 0.25f);
   const Tensor x = ones({1});
   for (auto _ : s) {
-    Tensor y = run_chain(x, a, b);
+    Tensor y = bench::run_chain(x, a, b, kChain);
     benchmark::DoNotOptimize(y.unsafeGetTensorImpl());
   }
 }

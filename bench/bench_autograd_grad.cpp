@@ -18,22 +18,11 @@
 #include <cstdio>
 #include <vector>
 
+#include "autograd_chain.h"
+
 using namespace tessera;
 
 namespace {
-
-Tensor run_chain(const Tensor& x, const Tensor& a, const Tensor& b, int64_t n) {
-  Tensor y = x;
-  for (int64_t i = 0; i < n; ++i) {
-    switch (i % 4) {
-      case 0: y = y * a; break;
-      case 1: y = y + b; break;
-      case 2: y = (y * a).exp(); break;  // two ops: keeps values bounded
-      default: y = y - b; break;
-    }
-  }
-  return y;
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -51,7 +40,7 @@ void BM_grad_vs_backward(benchmark::State& s) {
     for (int k = 0; k < 2; ++k) {
       const bool do_grad = (k == 0) == grad_first;
       Tensor x = ones({1}).requires_grad_();
-      Tensor y = run_chain(x, a, b, n);
+      Tensor y = bench::run_chain(x, a, b, n);
       const auto t0 = std::chrono::steady_clock::now();
       if (do_grad) {
         std::vector<Tensor> r = autograd::grad({y}, {x});
