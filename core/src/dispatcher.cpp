@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "device_registry.h"
+#include "env_settings.h"
 #include "local_keys.h"
 #include "plugin_kernels.h"
 #include "structured.h"
@@ -151,10 +152,7 @@ Schema Schema::parse(std::string_view text) {
 // ---------------------------------------------------------------------------
 // Dispatcher
 
-bool g_dispatch_trace = [] {
-  const char* v = std::getenv("TESSERA_DISPATCH_TRACE");
-  return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
-}();
+bool g_dispatch_trace = env::parse_switch(std::getenv("TESSERA_DISPATCH_TRACE"));
 
 const KernelFunction g_structured_kernel{&run_structured, nullptr, "structured"};
 

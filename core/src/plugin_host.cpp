@@ -20,6 +20,7 @@
 
 #include "abi_bridge.h"
 #include "device_registry.h"
+#include "env_settings.h"
 #include "plugin_kernels.h"
 
 namespace fs = std::filesystem;
@@ -175,10 +176,7 @@ TsrError* host_register_kernel(TsrHostContext ctx, const TsrKernelDesc* desc) {
 
 void host_log(TsrHostContext ctx, int32_t level, const char* message) {
   auto* plugin = reinterpret_cast<Staging*>(ctx)->plugin;
-  static const bool verbose = [] {
-    const char* v = std::getenv("TESSERA_VERBOSE");
-    return v != nullptr && *v && std::strcmp(v, "0") != 0;
-  }();
+  static const bool verbose = env::parse_switch(std::getenv("TESSERA_VERBOSE"));
   if (level < TSR_LOG_WARNING && !verbose) return;
   static const char* names[] = {"debug", "info", "warning", "error"};
   std::fprintf(stderr, "[tessera] plugin %s %s: %s\n", plugin->name.c_str(), names[std::clamp(level, 0, 3)],
@@ -297,19 +295,10 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   return kept->describe();
 }
 
-std::vector<std::string> split_path(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ':'))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> plugin_search_path() {
-  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH"); env != nullptr) return split_path(env);
+  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH"); env != nullptr) return env::parse_path_list(env);
   const fs::path lib_dir = boost::dll::this_line_location().parent_path();
   return {(lib_dir / "tessera" / "plugins").string()};
 }
