@@ -164,6 +164,8 @@ Schema Schema::parse(std::string_view text) {
     a.name = trim(std::string_view(decl).substr(sp + 1));
     TSR_CHECK(is_identifier(a.name, /*dots=*/false), ValueError, "malformed op schema '", text, "': argument name '",
               a.name, "' is not an identifier");
+    TSR_CHECK(brackets_balanced(a.type) && brackets_balanced(a.default_value), ValueError, "malformed op schema '",
+              text, "': argument '", part, "' has unbalanced brackets in its type or default");
     for (const SchemaArgument& b : sc.arguments)
       TSR_CHECK(b.name != a.name, ValueError, "malformed op schema '", text, "': argument '", a.name, "' twice");
     a.kwarg_only = kwarg_only;
@@ -173,6 +175,9 @@ Schema Schema::parse(std::string_view text) {
   std::string rets = trim(text.substr(arrow + 2));
   if (!rets.empty() && rets.front() == '(' && rets.back() == ')') rets = rets.substr(1, rets.size() - 2);
   sc.returns = split_top_level(rets);
+  for (const std::string& r : sc.returns)
+    TSR_CHECK(!r.empty() && brackets_balanced(r), ValueError, "malformed op schema '", text, "': return '", r,
+              "' is empty or has unbalanced brackets");
   return sc;
 }
 
