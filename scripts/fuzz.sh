@@ -87,10 +87,9 @@ for t in "${selected[@]}"; do build_targets+=("fuzz_$t"); done
 cmake --build build/fuzz --target "${build_targets[@]}"
 
 # Every library is built with -shared-libasan (plugins link with --no-undefined),
-# so the ASan runtime must come first: preload it.
+# so the ASan runtime must come first: preload it (into the fuzzers only).
 asan_rt="$(clang -print-file-name=libclang_rt.asan-x86_64.so)"
 symbolizer="$(command -v llvm-symbolizer || command -v llvm-symbolizer-14 || true)"
-export LD_PRELOAD="$asan_rt"
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1${symbolizer:+:external_symbolizer_path=$symbolizer}"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${symbolizer:+:external_symbolizer_path=$symbolizer}"
 export TESSERA_PLUGIN_PATH="$root/build/fuzz/lib/tessera/plugins"
@@ -107,10 +106,12 @@ for t in "${selected[@]}"; do
   [ -f "$root/tests/fuzz/$t.dict" ] && dict=("-dict=$root/tests/fuzz/$t.dict")
   echo "fuzz.sh: $t for ${seconds}s (log: $out/log.txt)"
   rc=0
-  "$root/build/fuzz/bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
+  LD_PRELOAD="$asan_rt" "$root/build/fuzz/bin/fuzz_$t" -max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$out/" "${dict[@]}" "${extra[@]}" "${inputs[@]}" \
       > "$out/log.txt" 2>&1 || rc=$?
+  # Executions: libFuzzer's final stats, or in -fork mode its last "#N" status line.
   runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/log.txt" | tail -1 | grep -o '[0-9]*$' || true)"
+  [ -n "$runs" ] || runs="$(grep -oE '^#[0-9]+' "$out/log.txt" | tail -1 | tr -d '#' || true)"
   cov="$(grep -o 'cov: [0-9]* ft: [0-9]*' "$out/log.txt" | tail -1 || true)"
   if [ "$rc" -ne 0 ]; then
     status=1
@@ -120,7 +121,7 @@ for t in "${selected[@]}"; do
   summary+=("$t: exit $rc, ${runs:-?} executions, ${cov:-no coverage line}")
   if [ "$merge" -eq 1 ] && [ "$rc" -eq 0 ]; then
     echo "fuzz.sh: merging $out/new into $corpus"
-    "$root/build/fuzz/bin/fuzz_$t" -merge=1 "$corpus" "$out/new" > "$out/merge.txt" 2>&1
+    LD_PRELOAD="$asan_rt" "$root/build/fuzz/bin/fuzz_$t" -merge=1 "$corpus" "$out/new" > "$out/merge.txt" 2>&1
     tail -n 1 "$out/merge.txt"
   fi
 done

@@ -27,7 +27,10 @@
 #endif
 
 #ifdef TSR_FUZZ_ASAN
-#include <sanitizer/allocator_interface.h>
+// From <sanitizer/allocator_interface.h>, which gcc does not ship (its libasan
+// has the function).
+extern "C" int __sanitizer_install_malloc_and_free_hooks(void (*malloc_hook)(const volatile void*, size_t),
+                                                          void (*free_hook)(const volatile void*));
 #endif
 
 namespace tessera::fuzz {
