@@ -65,7 +65,8 @@ KNOWN_ISSUES = [
      "is wrong", "checked size arithmetic",
      lambda line, msg: "result metadata is inconsistent" in msg),
     ("sizes whose byte count overflows (tile(2**63-1) of a 0-d tensor, randint(2**31, 2**63-1)) get a buffer too "
-     "small that the CPU kernel writes past: SIGSEGV", "checked size arithmetic",
+     "small that the CPU kernel writes past (SIGSEGV; under sanitizers a report, also for empty(2, 2**62))",
+     "checked size arithmetic",
      lambda line, msg: msg.startswith("crash") and re.search(r"\b\d{10,}\b", line) is not None),
     ("randperm(2**63-1): the CPU kernel's std::vector throws length_error, reported as 'C++ exception in plugin' "
      "(RuntimeError) instead of a MemoryError", "checked size arithmetic / cpu plugin",
@@ -477,11 +478,21 @@ def run_batch(seed, examples, timeout):
     return rc, out, lines, stats
 
 
-def describe_rc(rc):
+SANITIZER_REPORT = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error: |ThreadSanitizer")
+
+
+def crashed(rc, out):
+    """A dead child: a signal, or a sanitizer report (they exit with status 1)."""
+    return isinstance(rc, int) and (rc < 0 or (rc > 0 and SANITIZER_REPORT.search(out) is not None))
+
+
+def describe_rc(rc, out=""):
     if rc == "timeout":
         return "the batch timed out"
     if isinstance(rc, int) and rc < 0:
         return f"the child died of signal {signal.Signals(-rc).name}"
+    if crashed(rc, out):
+        return "the child stopped at a sanitizer report"
     return f"the child exited with status {rc}"
 
 
@@ -500,8 +511,8 @@ def replay_regressions(folder, total):
         except subprocess.TimeoutExpired:
             rc, out = "timeout", ""
         known = None
-        if isinstance(rc, int) and rc < 0:
-            known = known_issue(line, f"crash: {describe_rc(rc)}")
+        if crashed(rc, out):
+            known = known_issue(line, f"crash: {describe_rc(rc, out)}")
         elif rc == 0:
             known = next((k for k in KNOWN_ISSUES if f"known issue ({k[1]}): {k[0]}" in out), None)
         if known is not None:
@@ -509,7 +520,7 @@ def replay_regressions(folder, total):
             rc = 0
         if rc != 0:
             failures += 1
-            print(f"FAILURE replaying {name}: {describe_rc(rc)}\n  call: {line}\n{out[-3000:]}")
+            print(f"FAILURE replaying {name}: {describe_rc(rc, out)}\n  call: {line}\n{out[-3000:]}")
     print(f"fuzz_ops: replayed {len(names)} saved call(s) from {folder}")
     return failures
 
@@ -542,16 +553,16 @@ def parent(args):
                 for k, v in stats[key].items():
                     total[key][k] = total[key].get(k, 0) + v
         last = next((line for line in reversed(lines) if line != "DONE"), None)
-        if isinstance(rc, int) and rc < 0 and last is not None:
-            known = known_issue(last, f"crash: {describe_rc(rc)}")
+        if crashed(rc, out) and last is not None:
+            known = known_issue(last, f"crash: {describe_rc(rc, out)}")
             if known is not None:
                 total["known"][known[0]] = total["known"].get(known[0], 0) + 1
-                print(f"known issue in batch {batch} (seed {seed}): {describe_rc(rc)} in {last}")
+                print(f"known issue in batch {batch} (seed {seed}): {describe_rc(rc, out)} in {last}")
                 rc = 0
         if rc != 0:
             failures += 1
-            print(f"FAILURE in batch {batch} (seed {seed}): {describe_rc(rc)}")
-            if isinstance(rc, int) and rc > 0 and "AssertionError" in out:
+            print(f"FAILURE in batch {batch} (seed {seed}): {describe_rc(rc, out)}")
+            if isinstance(rc, int) and rc > 0 and not crashed(rc, out) and "AssertionError" in out:
                 print("  a call raised what Tessera does not raise on purpose (see the output below)")
             elif last is not None:
                 print(f"  the call in flight: {last}")
