@@ -1,6 +1,8 @@
 #include <tessera/dispatcher.h>
 #include <tessera/error.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "device_registry.h"
+#include "env_settings.h"
 #include "local_keys.h"
 #include "plugin_kernels.h"
 #include "structured.h"
@@ -108,6 +111,23 @@ std::vector<std::string> split_top_level(std::string_view s) {
   if (!last.empty()) parts.push_back(last);
   return parts;
 }
+// An op name (with an optional ".overload": dots allowed) or an argument name.
+bool is_identifier(std::string_view s, bool dots) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front())) || s.front() == '.' || s.back() == '.')
+    return false;
+  return std::all_of(s.begin(), s.end(), [&](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (dots && c == '.');
+  });
+}
+bool brackets_balanced(std::string_view s) {
+  std::string open;
+  for (char c : s) {
+    if (c == '(' || c == '[') open += c;
+    if ((c == ')' || c == ']') && (open.empty() || open.back() != (c == ')' ? '(' : '['))) return false;
+    if (c == ')' || c == ']') open.pop_back();
+  }
+  return open.empty();
+}
 }  // namespace
 
 Schema Schema::parse(std::string_view text) {
@@ -119,8 +139,12 @@ Schema Schema::parse(std::string_view text) {
             "malformed op schema '", text, "': expected 'name(args) -> returns'");
   const size_t close = text.rfind(')', arrow);
   TSR_CHECK(close != std::string_view::npos && close > open, ValueError, "malformed op schema '", text, "'");
+  TSR_CHECK(brackets_balanced(text), ValueError, "malformed op schema '", text, "': unbalanced brackets");
+  TSR_CHECK(trim(text.substr(close + 1, arrow - close - 1)).empty(), ValueError, "malformed op schema '", text,
+            "': text between the arguments and '->'");
   sc.name = trim(text.substr(0, open));
-  TSR_CHECK(!sc.name.empty(), ValueError, "malformed op schema '", text, "': empty name");
+  TSR_CHECK(is_identifier(sc.name, /*dots=*/true), ValueError, "malformed op schema '", text, "': the name '",
+            sc.name, "' is not an identifier (with an optional .overload)");
   bool kwarg_only = false;
   for (const std::string& part : split_top_level(text.substr(open + 1, close - open - 1))) {
     if (part == "*") {
@@ -138,6 +162,12 @@ Schema Schema::parse(std::string_view text) {
               "' needs a type and a name");
     a.type = trim(std::string_view(decl).substr(0, sp));
     a.name = trim(std::string_view(decl).substr(sp + 1));
+    TSR_CHECK(is_identifier(a.name, /*dots=*/false), ValueError, "malformed op schema '", text, "': argument name '",
+              a.name, "' is not an identifier");
+    TSR_CHECK(brackets_balanced(a.type) && brackets_balanced(a.default_value), ValueError, "malformed op schema '",
+              text, "': argument '", part, "' has unbalanced brackets in its type or default");
+    for (const SchemaArgument& b : sc.arguments)
+      TSR_CHECK(b.name != a.name, ValueError, "malformed op schema '", text, "': argument '", a.name, "' twice");
     a.kwarg_only = kwarg_only;
     a.mutable_alias = a.type.find('!') != std::string::npos;
     sc.arguments.push_back(std::move(a));
@@ -145,16 +175,16 @@ Schema Schema::parse(std::string_view text) {
   std::string rets = trim(text.substr(arrow + 2));
   if (!rets.empty() && rets.front() == '(' && rets.back() == ')') rets = rets.substr(1, rets.size() - 2);
   sc.returns = split_top_level(rets);
+  for (const std::string& r : sc.returns)
+    TSR_CHECK(!r.empty() && brackets_balanced(r), ValueError, "malformed op schema '", text, "': return '", r,
+              "' is empty or has unbalanced brackets");
   return sc;
 }
 
 // ---------------------------------------------------------------------------
 // Dispatcher
 
-bool g_dispatch_trace = [] {
-  const char* v = std::getenv("TESSERA_DISPATCH_TRACE");
-  return v != nullptr && *v != 0 && std::strcmp(v, "0") != 0;
-}();
+bool g_dispatch_trace = env::parse_switch(std::getenv("TESSERA_DISPATCH_TRACE"));
 
 const KernelFunction g_structured_kernel{&run_structured, nullptr, "structured"};
 

@@ -21,6 +21,7 @@
 
 #include "abi_bridge.h"
 #include "device_registry.h"
+#include "env_settings.h"
 #include "plugin_file_check.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -83,10 +84,7 @@ HostState& host() {
 }
 
 bool verbose() {
-  static const bool v = [] {
-    const char* e = std::getenv("TESSERA_VERBOSE");
-    return e != nullptr && *e && std::strcmp(e, "0") != 0;
-  }();
+  static const bool v = env::parse_switch(std::getenv("TESSERA_VERBOSE"));
   return v;
 }
 
@@ -496,15 +494,6 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   return kept->describe();
 }
 
-std::vector<std::string> split_path(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ':'))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 }  // namespace
 
 PluginRecord::PluginRecord() {
@@ -519,7 +508,7 @@ PluginRecord::~PluginRecord() {
 }
 
 std::vector<std::string> plugin_search_path() {
-  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH"); env != nullptr) return split_path(env);
+  if (const char* env = std::getenv("TESSERA_PLUGIN_PATH"); env != nullptr) return env::parse_path_list(env);
   const fs::path lib_dir = boost::dll::this_line_location().parent_path();
   return {(lib_dir / "tessera" / "plugins").string()};
 }

@@ -105,7 +105,10 @@ struct Schema {
   std::vector<SchemaArgument> arguments;
   std::vector<std::string> returns;
   std::string text;
-  /// Parses; throws ValueError naming the schema on malformed text.
+  /// Parses; throws ValueError naming the schema on malformed text: anything but
+  /// "name(type arg[=default], ...) -> returns" with balanced brackets, an
+  /// identifier (optionally ".overload") for the name, identifiers for the
+  /// arguments, no argument twice.
   static Schema parse(std::string_view text);
 };
 

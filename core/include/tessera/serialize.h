@@ -76,11 +76,13 @@ class StateDict {
 void save(const std::string& path, const StateDict& dict);
 
 /// Reads an .npz file into a StateDict of cpu tensors (keys without ".npy", in
-/// the archive's order). ValueError naming the file (and the member) when: the
-/// file is missing or unreadable, it is not a zip archive, a member is not named
-/// *.npy, a .npy header is malformed or truncated, the dtype is unsupported
-/// (e.g. big-endian, complex, object), the array is in Fortran order, or the data
-/// is shorter than the shape says.
+/// the archive's order; bool elements are 0 or 1, any nonzero byte reading as
+/// true). ValueError naming the file (and the member) when: the file is missing
+/// or unreadable, it is not a zip archive, a member is not named *.npy or is
+/// neither stored nor deflated, a .npy header is malformed or truncated, the
+/// dtype is unsupported (e.g. big-endian, complex, object), the array is in
+/// Fortran order, or the data is shorter than the shape says. Safe on untrusted
+/// files: nothing is allocated beyond what the file's bytes can hold.
 StateDict load(const std::string& path);
 
 }  // namespace tessera

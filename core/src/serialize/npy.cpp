@@ -3,6 +3,7 @@
 // reads it (strings, True/False, integers, tuples), not a full Python parser.
 #include "npy.h"
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cstdint>
@@ -48,6 +49,11 @@ std::optional<ScalarType> dtype_of(std::string_view descr) {
   return std::nullopt;
 }
 
+// A header as error messages quote it: at most 200 characters of it.
+std::string quoted(std::string_view text) {
+  return text.size() <= 200 ? std::string(text) : detail::str(text.substr(0, 200), "... (", text.size(), " bytes)");
+}
+
 // ---- a parser for the header dict ----
 struct Value {
   enum Kind { Str, Bool, Int, Tuple, None } kind = None;
@@ -86,7 +92,7 @@ class Parser {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw ValueError(detail::str(where_, ": bad .npy header (", what, " at offset ", pos_, "): ", s_));
+    throw ValueError(detail::str(where_, ": bad .npy header (", what, " at offset ", pos_, "): ", quoted(s_)));
   }
   char peek() const { return pos_ < s_.size() ? s_[pos_] : '\0'; }
   void skip_ws() {
@@ -114,8 +120,11 @@ class Parser {
       v.str = std::string(s_.substr(pos_, end - pos_));
       pos_ = end + 1;
     } else if (c == '(' || c == '[') {
+      // Bounded recursion: a header of 16 MB of '(' must not overflow the stack.
+      if (depth_ == kMaxDepth) fail("tuples nested too deeply");
       const char close = c == '(' ? ')' : ']';
       ++pos_;
+      ++depth_;
       v.kind = Value::Tuple;
       while (true) {
         skip_ws();
@@ -129,6 +138,7 @@ class Parser {
         if (peek() != close) fail("expected ',' or the end of a tuple");
       }
       ++pos_;
+      --depth_;
     } else if (take_word("True")) {
       v.kind = Value::Bool;
       v.b = true;
@@ -154,9 +164,11 @@ class Parser {
     return v;
   }
 
+  static constexpr int kMaxDepth = 32;  // NumPy writes 1 (shape), structured dtypes a few
   std::string_view s_;
   const std::string& where_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace
@@ -204,15 +216,20 @@ Header decode_header(const std::function<size_t(void*, size_t)>& read, const std
     len = l[0] | (uint32_t(l[1]) << 8) | (uint32_t(l[2]) << 16) | (uint32_t(l[3]) << 24);
   }
   TSR_CHECK(len <= (1u << 24), ValueError, where, ": .npy header length ", len, " is implausible");
-  std::string text(len, '\0');
-  if (read(text.data(), len) != len) throw ValueError(detail::str(where, ": truncated .npy header"));
+  // Grown as the bytes arrive: a length field alone does not get its 16 MB.
+  std::string text;
+  while (text.size() < len) {
+    const size_t have = text.size(), n = std::min<size_t>(len - have, 64 * 1024);
+    text.resize(have + n);
+    if (read(text.data() + have, n) != n) throw ValueError(detail::str(where, ": truncated .npy header"));
+  }
 
   Header h;
   bool have_descr = false, have_order = false, have_shape = false;
   for (auto& [key, v] : Parser(text, where).dict()) {
     if (key == "descr") {
       if (v.kind != Value::Str)
-        throw ValueError(detail::str(where, ": unsupported dtype (a structured array); the .npy header is ", text));
+        throw ValueError(detail::str(where, ": unsupported dtype (a structured array); the .npy header is ", quoted(text)));
       auto t = dtype_of(v.str);
       if (!t)
         throw ValueError(detail::str(where, ": unsupported dtype '", v.str,
@@ -228,7 +245,7 @@ Header decode_header(const std::function<size_t(void*, size_t)>& read, const std
     } else if (key == "shape") {
       if (v.kind != Value::Tuple) throw ValueError(detail::str(where, ": 'shape' is not a tuple"));
       for (const Value& d : v.items) {
-        if (d.kind != Value::Int || d.i < 0) throw ValueError(detail::str(where, ": bad 'shape' in ", text));
+        if (d.kind != Value::Int || d.i < 0) throw ValueError(detail::str(where, ": bad 'shape' in ", quoted(text)));
         h.shape.push_back(d.i);
       }
       have_shape = true;
@@ -236,7 +253,7 @@ Header decode_header(const std::function<size_t(void*, size_t)>& read, const std
   }
   if (!have_descr || !have_order || !have_shape)
     throw ValueError(detail::str(where, ": the .npy header lacks ",
-                                 !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'", ": ", text));
+                                 !have_descr ? "'descr'" : !have_order ? "'fortran_order'" : "'shape'", ": ", quoted(text)));
   return h;
 }
 

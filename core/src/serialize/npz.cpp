@@ -7,6 +7,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,25 @@ using Archive = std::unique_ptr<zip_t, ArchiveCloser>;
 struct FileCloser {
   void operator()(zip_file_t* f) const { zip_fclose(f); }
 };
+
+// The most bytes member `idx` can hold: the size the archive declares, and no
+// more than its compressed bytes inflate to (stored: as many; deflate: at most
+// 1032 times as many). Checked before allocating, so that a small file cannot
+// make load() allocate gigabytes.
+uint64_t member_capacity(zip_t* z, zip_uint64_t idx, const std::string& where) {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(z, idx, 0, &st) != 0) throw ValueError(detail::str(where, ": cannot read: ", zip_strerror(z)));
+  constexpr zip_uint64_t kNeeded = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD;
+  if ((st.valid & kNeeded) != kNeeded) throw ValueError(detail::str(where, ": the archive does not record its sizes"));
+  if (st.comp_method == ZIP_CM_STORE) return std::min(st.size, st.comp_size);
+  if (st.comp_method == ZIP_CM_DEFLATE) {
+    zip_uint64_t most = 0;
+    return __builtin_mul_overflow(st.comp_size, zip_uint64_t{1032}, &most) ? st.size : std::min(st.size, most);
+  }
+  throw ValueError(detail::str(where, ": compressed with zip method ", st.comp_method,
+                               "; .npz members are stored or deflated"));
+}
 
 }  // namespace
 
@@ -108,8 +128,10 @@ StateDict load(const std::string& path) {
     if (!name.empty() && name.back() == '/') continue;  // a directory entry
     TSR_CHECK(name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0, ValueError, where,
               " is not a .npy file (an .npz holds only <key>.npy members)");
+    const uint64_t capacity = member_capacity(za.get(), idx, where);
     std::unique_ptr<zip_file_t, FileCloser> f(zip_fopen_index(za.get(), idx, 0));
     if (!f) throw ValueError(detail::str(where, ": cannot read: ", zip_strerror(za.get())));
+    uint64_t consumed = 0;
     auto read = [&](void* buf, size_t n) -> size_t {
       size_t got = 0;
       while (got < n) {
@@ -118,13 +140,29 @@ StateDict load(const std::string& path) {
         if (r == 0) break;
         got += static_cast<size_t>(r);
       }
+      consumed += got;
       return got;
     };
     const npy::Header h = npy::decode_header(read, where);
+    // The shape's size in checked arithmetic, against what the member can hold, before allocating.
+    int64_t numel = 1, nbytes = 0;
+    for (int64_t s : h.shape)
+      TSR_CHECK(!__builtin_mul_overflow(numel, s, &numel), ValueError, where, ": shape ", IntArrayRef(h.shape),
+                " has more elements than fit in 64 bits");
+    TSR_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(element_size(h.dtype)), &nbytes), ValueError,
+              where, ": shape ", IntArrayRef(h.shape), " of ", h.dtype, " needs more bytes than fit in 64 bits");
+    const uint64_t left = capacity > consumed ? capacity - consumed : 0;
+    if (static_cast<uint64_t>(nbytes) > left)
+      throw ValueError(detail::str(where, ": the data is shorter than shape ", IntArrayRef(h.shape), " of ", h.dtype,
+                                   " needs (", nbytes, " bytes; the member holds ", left, ")"));
     Tensor t = empty(h.shape, TensorOptions(h.dtype).device(Device("cpu")));
     if (t.nbytes() != 0 && read(t.data_ptr(), t.nbytes()) != t.nbytes())
       throw ValueError(detail::str(where, ": the data is shorter than shape ", t.sizes(), " of ", h.dtype, " needs (",
                                    t.nbytes(), " bytes)"));
+    if (h.dtype == kBool) {  // NumPy reads any nonzero byte as True; a C++ bool must hold 0 or 1
+      auto* p = static_cast<unsigned char*>(t.data_ptr());
+      for (size_t i = 0; i < t.nbytes(); ++i) p[i] = p[i] != 0;
+    }
     out.insert(name.substr(0, name.size() - 4), std::move(t));
   }
   return out;

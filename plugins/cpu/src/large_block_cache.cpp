@@ -2,6 +2,7 @@
 #include "large_block_cache.hpp"
 
 #include "aligned_memory.hpp"
+#include "env_settings.hpp"
 
 #include <unistd.h>
 
@@ -17,11 +18,7 @@ namespace {
 constexpr size_t kPage = 4096;
 
 size_t default_budget() {
-  if (const char* env = std::getenv("TESSERA_CPU_CACHE_BYTES")) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(env, &end, 10);
-    if (end != env && *end == '\0') return static_cast<size_t>(v);
-  }
+  if (const auto v = env::parse_cache_bytes(std::getenv("TESSERA_CPU_CACHE_BYTES"))) return static_cast<size_t>(*v);
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   const size_t physical = (pages > 0 && page > 0) ? static_cast<size_t>(pages) * static_cast<size_t>(page) : 0;
   return std::min(physical / 8, size_t{2} << 30);

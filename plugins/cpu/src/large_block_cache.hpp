@@ -31,8 +31,9 @@ void* large_block_take(size_t size);
 /// caller frees it).
 bool large_block_give(void* block, size_t size);
 
-/// The cache budget in bytes: TESSERA_CPU_CACHE_BYTES if set (0 disables the
-/// cache), else 1/8 of physical memory capped at 2 GiB. Read once.
+/// The cache budget in bytes: TESSERA_CPU_CACHE_BYTES if set to a whole
+/// decimal number (0 disables the cache; other text is ignored), else 1/8 of
+/// physical memory capped at 2 GiB. Read once.
 size_t large_block_budget();
 
 /// Frees every cached block (the allocator calls it when an allocation fails,

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <exception>
 
+#include "env_settings.hpp"
+
 namespace tessera::cpu {
 
 /// Elements of cheap elementwise work (a load, an add, a store) worth a thread:
@@ -35,10 +37,7 @@ inline int64_t max_threads() { return omp_in_parallel() ? 1 : static_cast<int64_
 /// is re-read at most every 250 ms. TESSERA_CPU_LOAD_AWARE=0 turns this off
 /// (tests that must exercise the threaded paths on a busy machine set it).
 inline int64_t idle_threads(int64_t want) {
-  static const bool aware = [] {
-    const char* v = std::getenv("TESSERA_CPU_LOAD_AWARE");
-    return v == nullptr || v[0] != '0';
-  }();
+  static const bool aware = env::parse_load_aware(std::getenv("TESSERA_CPU_LOAD_AWARE"));
   if (want <= 1 || !aware) return want;
   static std::atomic<int64_t> cached_at_ms{-1000};
   static std::atomic<int> cached_busy{0};

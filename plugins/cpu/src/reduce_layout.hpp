@@ -26,12 +26,8 @@ inline constexpr int64_t kReduceGrain = int64_t{1} << 18;
 /// are bound by memory bandwidth: one core already streams 16M float32 in
 /// ~3.5 ms on the build machine, so a second thread only pays off for large
 /// inputs, and only when a core is idle (see idle_threads in parallel.hpp).
-/// TESSERA_CPU_STREAM_GRAIN (elements) overrides it, for measuring.
-inline const int64_t kStreamGrain = [] {
-  const char* v = std::getenv("TESSERA_CPU_STREAM_GRAIN");
-  const long long g = v != nullptr ? std::atoll(v) : 0;
-  return g > 0 ? static_cast<int64_t>(g) : int64_t{1} << 22;
-}();
+/// TESSERA_CPU_STREAM_GRAIN (a whole number of elements) overrides it, for measuring.
+inline const int64_t kStreamGrain = env::parse_stream_grain(std::getenv("TESSERA_CPU_STREAM_GRAIN"), int64_t{1} << 22);
 
 /// Runs f(begin, end) over [0, n) in chunks of `chunk` items that threads claim
 /// one at a time, so a thread the OS starts late (a busy machine) takes fewer
