@@ -19,7 +19,8 @@
 //   u8  mode: bit0 legacy struct, bit1 NULL strides, bit2 NULL shape, bit3 NULL
 //       data, bit4 NULL deleter, bit5 NULL managed pointer, bit6 try a write,
 //       bit7 export round trip
-//   u32 version.major, u32 version.minor (versioned only), u64 flags
+//   u32 version.major, u32 version.minor (versioned only), u64 flags (legacy:
+//       the read-only bit picks LegacyAccess::ReadOnly, else Writable)
 //   i32 device_type, i32 device_id
 //   u8 dtype code, u8 bits, u16 lanes
 //   i32 ndim (values above kMaxDim are taken modulo kMaxDim + 1)
@@ -191,7 +192,7 @@ void check_accepted(const Case& c, Tensor& t, unsigned char* buffer, const unsig
   }
 
   if (c.mode & 64) {
-    const bool read_only = !c.legacy() && (c.flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+    const bool read_only = c.flags & DLPACK_FLAG_BITMASK_READ_ONLY;
     TSR_FUZZ_CHECK(kName, t.is_read_only() == read_only);
     const std::vector<unsigned char> before(buffer, buffer + c.buffer_size);
     bool wrote = false;
@@ -296,7 +297,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (c.legacy()) {
       legacy.dl_tensor = dl;
       legacy.deleter = null_deleter ? nullptr : &legacy_deleter;
-      t = tessera::from_dlpack(null_managed ? static_cast<DLManagedTensor*>(nullptr) : &legacy);
+      const auto access = (c.flags & DLPACK_FLAG_BITMASK_READ_ONLY) ? tessera::LegacyAccess::ReadOnly
+                                                                     : tessera::LegacyAccess::Writable;
+      t = tessera::from_dlpack(null_managed ? static_cast<DLManagedTensor*>(nullptr) : &legacy, access);
     } else {
       versioned.version = c.version;
       versioned.flags = c.flags;
