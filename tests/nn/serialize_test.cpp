@@ -293,6 +293,13 @@ TEST(Npz, ErrorsNameTheFileAndMember) {
       {"truncated data", make_npy(good_dict, data.substr(0, 5)), "the data is shorter"},
       {"bad dict", make_npy("{'descr': '<f4', 'shape': (2,", data), "bad .npy header"},
       {"no shape", make_npy("{'descr': '<f4', 'fortran_order': False}", data), "lacks 'shape'"},
+      // The shape rule of every new tensor (checked_math.h), before anything is allocated:
+      // 2**32 * 2**32 elements, and an empty shape whose other sizes (0 counted as 1) pass 2**63 bytes.
+      {"numel overflow", make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", data),
+       "more elements than int64 can count"},
+      {"empty beyond bytes",
+       make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 0), }", ""),
+       "more than int64 can index"},
   };
   for (const Case& c : cases) {
     const std::string path = dir.file(std::string(c.what) + ".npz");

@@ -3,6 +3,7 @@
 #include <tessera/autograd.h>
 #include <tessera/serialize.h>
 
+#include "../checked_math.h"
 #include "npy.h"
 
 #include <zip.h>
@@ -144,13 +145,10 @@ StateDict load(const std::string& path) {
       return got;
     };
     const npy::Header h = npy::decode_header(read, where);
-    // The shape's size in checked arithmetic, against what the member can hold, before allocating.
-    int64_t numel = 1, nbytes = 0;
-    for (int64_t s : h.shape)
-      TSR_CHECK(!__builtin_mul_overflow(numel, s, &numel), ValueError, where, ": shape ", IntArrayRef(h.shape),
-                " has more elements than fit in 64 bits");
-    TSR_CHECK(!__builtin_mul_overflow(numel, static_cast<int64_t>(element_size(h.dtype)), &nbytes), ValueError,
-              where, ": shape ", IntArrayRef(h.shape), " of ", h.dtype, " needs more bytes than fit in 64 bits");
+    // The shape rule every new tensor follows (checked_math.h), checked before
+    // allocating and reported under the member's name.
+    const int64_t numel = checked::check_shape(where, h.shape, h.dtype);
+    const int64_t nbytes = numel * static_cast<int64_t>(element_size(h.dtype));  // fits: checked above
     const uint64_t left = capacity > consumed ? capacity - consumed : 0;
     if (static_cast<uint64_t>(nbytes) > left)
       throw ValueError(detail::str(where, ": the data is shorter than shape ", IntArrayRef(h.shape), " of ", h.dtype,
