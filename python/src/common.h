@@ -34,6 +34,10 @@ std::vector<int64_t> sizes_from_object(nb::handle obj, const char* what);
 /// A Python int (or an object with __index__) as int64_t. OverflowError naming
 /// `what` and the value when it is outside int64; TypeError when it is no int.
 int64_t int64_of(nb::handle obj, const char* what);
+/// A Python real number (float, int, or an object with __float__ or __index__)
+/// as a double. TypeError naming `what` and the type when it is none;
+/// OverflowError (Python's) for an int too large for a double.
+double double_of(nb::handle obj, const char* what);
 /// The OverflowError for a Python int outside int64, naming `what` and the value.
 [[noreturn]] void raise_int64_overflow(nb::handle value, const char* what);
 /// A short text for an int in messages: its digits, or its bit length when huge.

@@ -41,6 +41,18 @@ int64_t int64_of(nb::handle obj, const char* what) {
   return static_cast<int64_t>(v);
 }
 
+double double_of(nb::handle obj, const char* what) {
+  const PyNumberMethods* nm = Py_TYPE(obj.ptr())->tp_as_number;
+  const bool real = PyFloat_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyIndex_Check(obj.ptr()) ||
+                    (nm != nullptr && nm->nb_float != nullptr);
+  if (!real || PyComplex_Check(obj.ptr()))  // complex has nb_float (it raises), but no real value
+    raise_py(PyExc_TypeError, std::string(what) + ": expected a real number, got " +
+                                  nb::cast<std::string>(nb::str(obj.type().attr("__name__"))));
+  const double v = PyFloat_AsDouble(obj.ptr());  // OverflowError for an int beyond a double's range
+  if (v == -1.0 && PyErr_Occurred()) throw nb::python_error();
+  return v;
+}
+
 Tensor& tensor_arg(nb::handle obj, const char* what) {
   if (!nb::isinstance<Tensor>(obj))
     raise_py(PyExc_TypeError, std::string(what) + " must be a tessera.Tensor, got " +

@@ -58,7 +58,7 @@ double norm_p(nb::handle p) {
   }
   if (PyBool_Check(p.ptr()) || !(PyLong_Check(p.ptr()) || PyFloat_Check(p.ptr()) || PyNumber_Check(p.ptr())))
     throw nb::type_error("norm(): p must be a number or 'fro'");
-  return nb::cast<double>(p);
+  return double_of(p, "norm(): p");
 }
 
 Scalar correction_of(const std::optional<bool>& unbiased, nb::handle correction, const char* op) {
@@ -69,7 +69,7 @@ Scalar correction_of(const std::optional<bool>& unbiased, nb::handle correction,
   if (PyBool_Check(correction.ptr()) || !PyNumber_Check(correction.ptr()))
     throw nb::type_error((std::string(op) + "(): correction must be a number").c_str());
   if (PyLong_Check(correction.ptr())) return Scalar(int64_of(correction, (std::string(op) + "(): correction").c_str()));
-  return Scalar(nb::cast<double>(correction));
+  return Scalar(double_of(correction, (std::string(op) + "(): correction").c_str()));
 }
 
 // ---- one implementation per op, shared by the method and the module function ----

@@ -24,7 +24,7 @@ std::vector<int64_t> ints_of(const nb::args& args, const char* what) { return si
 std::optional<double> pad_value(nb::handle v) {
   if (v.is_none()) return std::nullopt;
   if (PyBool_Check(v.ptr())) return v.ptr() == Py_True ? 1.0 : 0.0;
-  return nb::cast<double>(v);
+  return double_of(v, "pad(): value");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <tessera/sdk/checked.hpp>
 #include <tessera/sdk/iterate.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -260,6 +261,40 @@ TEST_P(Overflow, ReductionsOverHugeShapes) {
   // cumsum of int8 counts in int64: 2**65 bytes.
   expect_error<ValueError>([&] { cumsum(x, 0); }, {"cumsum", "int64", "bytes"});
   EXPECT_EQ(sizes(cumsum(x, 0, kInt8)), (std::vector<int64_t>{P(31), P(31)}));
+}
+
+// Windows far larger than the input (found by the Python op fuzzer: a 2**62
+// kernel made the CPU kernel scan every tap, a hang; the divisor of avg_pool's
+// padded window overflowed int64). Hand-computed values and gradients.
+TEST(OverflowHost, PoolingWindowsFarLargerThanTheInput) {
+  const auto plane = [] { return arange(8, TensorOptions(kFloat64)).reshape({1, 1, 2, 4}).requires_grad_(); };
+  {  // One window (stride = kernel) covering the input and its padding: the max, 7, takes the gradient.
+    Tensor x = plane();
+    Tensor y = max_pool2d(x, {P(62)}, {}, {3}, {1}, /*ceil_mode=*/true);
+    EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{7}));
+    y.sum().backward();
+    EXPECT_EQ(x.grad().to_vector<double>(), (std::vector<double>{0, 0, 0, 0, 0, 0, 0, 1}));
+  }
+  {  // avg over the padded window: (2 + 2*3) * (4 + 2*3) = 80 counted, or the 8 inside.
+    Tensor x = plane();
+    Tensor y = avg_pool2d(x, {P(62)}, {}, {3}, /*ceil_mode=*/true, /*count_include_pad=*/true);
+    EXPECT_DOUBLE_EQ(y.item().to_double(), 28.0 / 80);
+    y.sum().backward();
+    for (double g : x.grad().to_vector<double>()) EXPECT_DOUBLE_EQ(g, 1.0 / 80);
+    Tensor x2 = plane();
+    Tensor y2 = avg_pool2d(x2, {P(62)}, {}, {3}, true, /*count_include_pad=*/false);
+    EXPECT_DOUBLE_EQ(y2.item().to_double(), 28.0 / 8);
+    y2.sum().backward();
+    for (double g : x2.grad().to_vector<double>()) EXPECT_DOUBLE_EQ(g, 1.0 / 8);
+  }
+  {  // Padding 2**61 each side: the padded area (2 + 2**62) * (4 + 2**62) passes int64. The
+     // backward, built in the padded frame, refuses it with the reason.
+    Tensor x = plane();
+    Tensor y = avg_pool2d(x, {P(62)}, {}, {P(61)});
+    const double area = (2.0 + std::ldexp(1.0, 62)) * (4.0 + std::ldexp(1.0, 62));
+    EXPECT_DOUBLE_EQ(y.item().to_double(), 28.0 / area);
+    expect_error<ValueError>([&] { y.sum().backward(); }, {"avg_pool2d backward", "padded frame"});
+  }
 }
 
 TEST(OverflowHost, FromBlobAndEmptyStrided) {

@@ -403,6 +403,21 @@ def test_no_bare_cpp_exception_names():
         assert not str(e.value).startswith("std::"), e.value
 
 
+def test_real_number_arguments_name_themselves():
+    # They were nb::cast<double>: a TypeError naming std::bad_cast (found by tests/python/fuzz_ops.py).
+    t = tessera.zeros(2, 2)
+    with pytest.raises(TypeError, match=r"pad\(\): value: expected a real number, got list"):
+        tessera.pad(t, (1, 1), value=[])
+    with pytest.raises(TypeError, match=r"norm\(\): p"):
+        t.norm(p=1j)
+    with pytest.raises(OverflowError):
+        tessera.pad(t, (1, 1), value=10**400)
+    # What converts still does, __float__ and __index__ included.
+    assert tessera.pad(t, (1, 0), value=np.float32(2.5)).tolist()[0][0] == 2.5
+    assert tessera.pad(t, (1, 0), value=np.int64(3)).tolist()[0][0] == 3.0
+    assert abs(tessera.tensor([3.0, 4.0]).norm(p=np.float64(2.0)).item() - 5.0) < 1e-6
+
+
 def test_out_must_be_a_tensor():
     t = tessera.zeros(3)
     with pytest.raises(TypeError, match="out= must be a tessera.Tensor, got int"):

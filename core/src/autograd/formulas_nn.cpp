@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "../checked_math.h"
 #include "formulas.h"
 
 namespace tessera::autograd {
@@ -38,6 +39,10 @@ std::string_view reduction_of(const C& c, int arg) { return c.is_none(arg) ? "me
 Tensor place_strided(const Tensor& t, int64_t sh, int64_t sw, int64_t top, int64_t left, int64_t H, int64_t W) {
   const int64_t n = t.dim();
   const int64_t Ho = t.size(n - 2), Wo = t.size(n - 1);
+  // A step past the frame only occurs with one row (column): any step places
+  // it, and one the size of the frame keeps the blocks small.
+  sh = std::min(sh, H);
+  sw = std::min(sw, W);
   const int64_t Hq = (H + sh - 1) / sh, Wq = (W + sw - 1) / sw;  // blocks covering the frame
   const int64_t qh = top / sh, rh = top % sh, qw = left / sw, rw = left % sw;
   DimVector s6(t.sizes().begin(), t.sizes().end() - 2);
@@ -329,12 +334,34 @@ Pool pool_of(const C& c, bool max) {
   return p;
 }
 
+// The taps that can land in the input: a tap a (frame offset a * d from a
+// window's start, which is >= 0 in the frame) reaches the input only while
+// a * d < pad + len. Windows may run far past it (ceil_mode, kernels larger
+// than the input); the taps beyond hold padding only, so they are dropped
+// before anything is sized by the kernel. The forward checked d * (k - 1).
+int64_t taps_reaching_input(int64_t k, int64_t d, int64_t pad, int64_t len) {
+  return std::min(k, (pad + len - 1) / d + 1);
+}
+
 // The extent of the padded frame holding every window: the input plus left
 // padding, and at least up to the end of the last window (ceil_mode windows may
 // run past the right padding).
 std::pair<int64_t, int64_t> pool_frame(const Pool& p, int64_t H, int64_t W, int64_t Ho, int64_t Wo) {
   return {std::max(H + 2 * p.ph, (Ho - 1) * p.sh + (p.kh - 1) * p.dh + 1),
           std::max(W + 2 * p.pw, (Wo - 1) * p.sw + (p.kw - 1) * p.dw + 1)};
+}
+
+// The gradient is built in the padded frame (plus `extra` rows and columns);
+// padding so large that the frame cannot be indexed is refused with the
+// reason (the forward needs no frame, so it accepts such padding).
+void check_frame(std::string_view op, const Pool& p, int64_t H, int64_t W, int64_t extra_h, int64_t extra_w) {
+  using checked::Int;
+  // A bound on what the frame and place_strided's blocks (at most twice the frame) hold.
+  const Int rows = Int(2) * (Int(H) + Int(2) * p.ph + Int(p.kh - 1) * p.dh + 1 + extra_h);
+  const Int cols = Int(2) * (Int(W) + Int(2) * p.pw + Int(p.kw - 1) * p.dw + 1 + extra_w);
+  TSR_CHECK(!(rows * cols * 8).overflowed(), ValueError, op, " backward: padding [", p.ph, ", ", p.pw,
+            "] makes the padded frame the gradient is built in (", H, " + 2 * ", p.ph, " rows, ", W, " + 2 * ", p.pw,
+            " columns) too large to index");
 }
 
 // Which of the n_out windows along one dim have their tap at `off` (padded
@@ -356,9 +383,12 @@ Tensor inside_mask(int64_t off, int64_t s, int64_t pad_before, int64_t len, int6
 // maximum, or the last NaN when a NaN won; overlapping windows add up.
 variable_list max_pool2d_backward(C& c) {
   const Tensor x = c.saved(0), y = c.result(), g = c.grad();
-  const Pool p = pool_of(c, true);
+  Pool p = pool_of(c, true);
   const int64_t n = x.dim();
   const int64_t H = x.size(n - 2), W = x.size(n - 1), Ho = y.size(n - 2), Wo = y.size(n - 1);
+  p.kh = taps_reaching_input(p.kh, p.dh, p.ph, H);
+  p.kw = taps_reaching_input(p.kw, p.dw, p.pw, W);
+  check_frame("max_pool2d", p, H, W, 0, 0);
   const auto [Hb, Wb] = pool_frame(p, H, W, Ho, Wo);
   const int64_t pd[4] = {p.pw, Wb - W - p.pw, p.ph, Hb - H - p.ph};
   const Tensor xb = pad(x, IntArrayRef(pd, 4), "constant", -std::numeric_limits<double>::infinity());
@@ -407,27 +437,37 @@ variable_list max_pool2d_backward(C& c) {
 variable_list avg_pool2d_backward(C& c) {
   const IntArrayRef xs = c.input_sizes(0);
   const Tensor g = c.grad();
-  const Pool p = pool_of(c, false);
+  Pool p = pool_of(c, false);
   const bool include_pad = c.is_none(5) ? true : c.bool_arg(5);
   const int64_t divisor = c.is_none(6) ? 0 : c.int_arg(6);
   const int64_t n = static_cast<int64_t>(xs.size());
   const int64_t H = xs[size_t(n - 2)], W = xs[size_t(n - 1)], Ho = g.size(n - 2), Wo = g.size(n - 1);
   // 1 / divisor of each window, as the forward computes it (shapes only).
   std::vector<double> rdiv(static_cast<size_t>(Ho * Wo));
+  // A window's end, clipped to the right padding without forming start + k
+  // (a huge kernel overflows it); start < limit.
+  auto window_end = [](int64_t start, int64_t k, int64_t limit) { return k >= limit - start ? limit : start + k; };
   for (int64_t i = 0; i < Ho; ++i) {
-    int64_t h0 = i * p.sh - p.ph, h1 = std::min(h0 + p.kh, H + p.ph);
+    int64_t h0 = i * p.sh - p.ph, h1 = window_end(h0, p.kh, H + p.ph);
     const int64_t hpad = h1 - h0;
     h0 = std::max<int64_t>(h0, 0);
     h1 = std::min(h1, H);
     for (int64_t j = 0; j < Wo; ++j) {
-      int64_t w0 = j * p.sw - p.pw, w1 = std::min(w0 + p.kw, W + p.pw);
-      const int64_t pool = hpad * (w1 - w0);
+      int64_t w0 = j * p.sw - p.pw, w1 = window_end(w0, p.kw, W + p.pw);
+      const int64_t wpad = w1 - w0;
       w0 = std::max<int64_t>(w0, 0);
       w1 = std::min(w1, W);
-      const int64_t div = divisor != 0 ? divisor : include_pad ? pool : (h1 - h0) * (w1 - w0);
-      rdiv[static_cast<size_t>(i * Wo + j)] = 1.0 / static_cast<double>(div);
+      // In floating point: the padded window's area can pass int64.
+      const double div = divisor != 0 ? static_cast<double>(divisor)
+                         : include_pad ? static_cast<double>(hpad) * static_cast<double>(wpad)
+                                       : static_cast<double>((h1 - h0) * (w1 - w0));
+      rdiv[static_cast<size_t>(i * Wo + j)] = 1.0 / div;
     }
   }
+  // Only the taps that reach the input matter from here on (see taps_reaching_input).
+  p.kh = taps_reaching_input(p.kh, 1, p.ph, H);
+  p.kw = taps_reaching_input(p.kw, 1, p.pw, W);
+  check_frame("avg_pool2d", p, H, W, p.kh - 1, p.kw - 1);
   const Tensor scale = tensor(ArrayRef<double>(rdiv.data(), rdiv.size())).reshape({Ho, Wo}).to(g.device(), g.scalar_type());
   const auto [Hb, Wb] = pool_frame(p, H, W, Ho, Wo);
   // Input row h (frame row ph + h) sums the windows' values placed at frame

@@ -181,20 +181,34 @@ void for_rows(const DLTensor& x, DLTensor& out, const F& f) {
   });
 }
 
+// The taps i in [lo, hi) of a window starting at `start` (may be negative)
+// with `k` taps `d` apart that land in [0, len). The core bounds d * (k - 1)
+// and start; the window may still reach far past the input (ceil_mode, huge
+// kernels), so the range is computed, not scanned.
+struct Taps {
+  int64_t lo, hi;
+};
+inline Taps taps_inside(int64_t start, int64_t k, int64_t d, int64_t len) {
+  if (start > len - 1) return {0, 0};
+  const int64_t lo = start >= 0 ? 0 : (-start) / d + ((-start) % d != 0);
+  const int64_t hi = std::min(k, (len - 1 - start) / d + 1);
+  return {lo, std::max(lo, hi)};
+}
+
 template <typename T>
 void max_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p) {
   using C = compute_t<T>;
   for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
     const int64_t h0 = oh * p.sh - p.ph;
+    const Taps ti = taps_inside(h0, p.kh, p.dh, in.H);
     for (int64_t ow = 0; ow < o.W; ++ow) {
       const int64_t w0 = ow * p.sw - p.pw;
+      const Taps tj = taps_inside(w0, p.kw, p.dw, in.W);
       C m = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
-      for (int64_t i = 0; i < p.kh; ++i) {
+      for (int64_t i = ti.lo; i < ti.hi; ++i) {
         const int64_t ih = h0 + i * p.dh;
-        if (ih < 0 || ih >= in.H) continue;
-        for (int64_t j = 0; j < p.kw; ++j) {
+        for (int64_t j = tj.lo; j < tj.hi; ++j) {
           const int64_t iw = w0 + j * p.dw;
-          if (iw < 0 || iw >= in.W) continue;
           const C v = static_cast<C>(src[ih * in.sH + iw * in.sW]);
           if constexpr (kIsFloating<T>) {
             if (v > m || std::isnan(v)) m = v;  // NaN wins, as in PyTorch
@@ -208,26 +222,34 @@ void max_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p) {
   });
 }
 
+// The end of a window starting at `start` with `k` taps, clipped to `limit`
+// (the end of the right padding) without forming start + k, which a huge
+// kernel overflows; start < limit.
+inline int64_t window_end(int64_t start, int64_t k, int64_t limit) { return k >= limit - start ? limit : start + k; }
+
 template <typename T>
 void avg_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p, bool include_pad, int64_t divisor) {
   using A = acc_float_t<T>;
   for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
     int64_t h0 = oh * p.sh - p.ph;
-    int64_t h1 = std::min(h0 + p.kh, in.H + p.ph);
+    int64_t h1 = window_end(h0, p.kh, in.H + p.ph);
     const int64_t hpad = h1 - h0;
     h0 = std::max<int64_t>(h0, 0);
     h1 = std::min(h1, in.H);
     for (int64_t ow = 0; ow < o.W; ++ow) {
       int64_t w0 = ow * p.sw - p.pw;
-      int64_t w1 = std::min(w0 + p.kw, in.W + p.pw);
-      const int64_t pool = hpad * (w1 - w0);
+      int64_t w1 = window_end(w0, p.kw, in.W + p.pw);
+      const int64_t wpad = w1 - w0;
       w0 = std::max<int64_t>(w0, 0);
       w1 = std::min(w1, in.W);
       A s = 0;
       for (int64_t ih = h0; ih < h1; ++ih)
         for (int64_t iw = w0; iw < w1; ++iw) s += static_cast<A>(static_cast<compute_t<T>>(src[ih * in.sH + iw * in.sW]));
-      const int64_t div = divisor != 0 ? divisor : include_pad ? pool : (h1 - h0) * (w1 - w0);
-      dst[ow] = convert<T>(s / static_cast<A>(div));
+      // In floating point: the padded window's area can pass int64.
+      const A div = divisor != 0 ? static_cast<A>(divisor)
+                    : include_pad ? static_cast<A>(hpad) * static_cast<A>(wpad)
+                                  : static_cast<A>((h1 - h0) * (w1 - w0));
+      dst[ow] = convert<T>(s / div);
     }
   });
 }
