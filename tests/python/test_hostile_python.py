@@ -296,6 +296,20 @@ def test_a_tensor_too_large_for_the_address_space_is_a_memory_error():
     assert rc == 0 and "ok" in out, out
 
 
+def test_chunk_of_an_empty_dim_into_more_parts_than_memory_holds():
+    # `chunks` empty parts (as PyTorch); the parts' list did not fit and the bindings'
+    # generic std::bad_alloc text came out (found by tests/python/fuzz_ops.py).
+    assert [p.shape for p in tessera.zeros(0).chunk(3)] == [(0,), (0,), (0,)]
+    rc, out = run_child("""
+        try:
+            tessera.zeros(0).chunk(2**31 - 1)
+        except MemoryError as e:
+            assert "chunk: cannot hold 2147483647 empty chunks of dimension 0" in str(e), e
+            print("ok")
+        """, limit_bytes=1 << 30, timeout=60)
+    assert rc == 0 and "ok" in out, out
+
+
 def test_a_list_that_fits_but_whose_tensor_does_not_is_a_memory_error():
     # The list (80 MB of pointers to one int) fits under the cap; its 80 MB
     # tensor buffer does not: a MemoryError naming what was being built.

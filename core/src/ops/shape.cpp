@@ -416,8 +416,14 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   TSR_CHECK(chunks > 0, ValueError, "chunk: expects `chunks` to be greater than 0, got ", chunks);
   const int64_t d = split_dim("chunk", dim, self.dim());
   const int64_t n = self.size(d);
-  if (n == 0) {
+  if (n == 0) {  // `chunks` empty parts, as PyTorch: their list is sized by the caller's number
     std::vector<Tensor> parts;
+    try {
+      parts.reserve(static_cast<size_t>(chunks));
+    } catch (const std::exception&) {  // bad_alloc, or length_error past the vector's max_size
+      throw OutOfMemoryError(detail::str("chunk: cannot hold ", chunks, " empty chunks of dimension ", d,
+                                         " of a tensor of shape ", self.sizes(), " (", chunks, " tensors)"));
+    }
     for (int64_t i = 0; i < chunks; ++i) parts.push_back(self.narrow(d, 0, 0));
     return parts;
   }
