@@ -2,12 +2,14 @@
 # Installs what the build needs and is missing: Debian packages through apt-get,
 # Python packages into ./.venv through pip. Safe to run again: it only acts on
 # what is absent, so a warm machine pays a few dpkg queries.
+#
+#   scripts/bootstrap.sh [DEBIAN_PACKAGE...]   also installs these (scripts/fuzz.sh: clang, ...)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build ccache g++ pkg-config python3 python3-venv
       libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-      libzip-dev)
+      libzip-dev "$@")
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -63,20 +63,8 @@ case "$target" in
     selected=("$target") ;;
 esac
 
-# ---- clang, libFuzzer and the sanitizer runtimes ----
-debs=(clang libclang-rt-14-dev libomp-dev llvm)
-missing=()
-for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "fuzz.sh: installing Debian packages: ${missing[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-"$root/scripts/bootstrap.sh"  # the build's own packages and .venv (DLPack headers)
+# ---- clang, libFuzzer and the sanitizer runtimes, with the build's own packages and .venv ----
+"$root/scripts/bootstrap.sh" clang libclang-rt-14-dev libomp-dev llvm
 
 # ---- build ----
 if [ ! -f build/fuzz/build.ninja ]; then
