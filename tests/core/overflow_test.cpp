@@ -106,7 +106,7 @@ TEST_P(Overflow, ArangeCountMatchesPythonRange) {
   const Tensor a = arange(kMax, kMin + 1, -P(62), on(kLong));
   ASSERT_EQ(sizes(a), (std::vector<int64_t>{4}));
   if (holds_data())
-    EXPECT_EQ(a.to_vector<int64_t>(), (std::vector<int64_t>{kMax, kMax - P(62), kMax - 2 * P(62), kMax - 3 * P(62)}));
+    EXPECT_EQ(a.to_vector<int64_t>(), (std::vector<int64_t>{kMax, kMax - P(62), kMax - P(62) - P(62), kMax - P(62) - P(62) - P(62)}));
   // len(range(-2**63, 2**63 - 1, 2**63 - 1)) == 3: [-2**63, -1, 2**63 - 2]
   const Tensor b = arange(kMin, kMax, kMax, on(kLong));
   ASSERT_EQ(sizes(b), (std::vector<int64_t>{3}));

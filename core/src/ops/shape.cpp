@@ -4,6 +4,7 @@
 #include <tessera/error.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "../checked_math.h"
@@ -417,13 +418,16 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   const int64_t d = split_dim("chunk", dim, self.dim());
   const int64_t n = self.size(d);
   if (n == 0) {  // `chunks` empty parts, as PyTorch: their list is sized by the caller's number
-    std::vector<Tensor> parts;
-    try {
-      parts.reserve(static_cast<size_t>(chunks));
-    } catch (const std::exception&) {  // bad_alloc, or length_error past the vector's max_size
+    // The list's memory is probed with malloc first: a failed `new` cannot be
+    // caught under AddressSanitizer (it aborts), a null from malloc can.
+    const size_t bytes = static_cast<size_t>(chunks) * sizeof(Tensor);  // wraps past 2**61 chunks: checked next
+    void* probe = bytes / sizeof(Tensor) == static_cast<size_t>(chunks) ? std::malloc(bytes) : nullptr;
+    if (probe == nullptr)
       throw OutOfMemoryError(detail::str("chunk: cannot hold ", chunks, " empty chunks of dimension ", d,
-                                         " of a tensor of shape ", self.sizes(), " (", chunks, " tensors)"));
-    }
+                                         " of a tensor of shape ", self.sizes(), " (", bytes, " bytes of tensors)"));
+    std::free(probe);
+    std::vector<Tensor> parts;
+    parts.reserve(static_cast<size_t>(chunks));
     for (int64_t i = 0; i < chunks; ++i) parts.push_back(self.narrow(d, 0, 0));
     return parts;
   }

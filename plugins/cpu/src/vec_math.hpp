@@ -100,10 +100,11 @@ TSR_VM_INLINE T select(bool c, T a, T b) {
   return bit_cast<T>(static_cast<I>((bit_cast<I>(a) & m) | (bit_cast<I>(b) & ~m)));
 }
 
-// lo <= x <= hi for a number; NaN stays NaN (callers select it away).
+// lo <= x <= hi; NaN becomes lo, so the integer exponent arithmetic that
+// follows stays defined (callers select the NaN result from x itself).
 template <typename T>
 TSR_VM_INLINE T clamp(T x, T lo, T hi) {
-  x = select(x < lo, lo, x);
+  x = select(x >= lo, x, lo);
   return select(x > hi, hi, x);
 }
 
