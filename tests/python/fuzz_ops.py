@@ -445,13 +445,20 @@ def limit_memory():
 # ---------------------------------------------------------------------------
 # Parent: batches in child processes
 
+def child_env():
+    """The environment of a child: under ASan (no address-space limit there) an
+    allocation cap, so that huge sizes fail with MemoryError as they do elsewhere."""
+    env = dict(os.environ)
+    env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS", ""),
+                                                 "max_allocation_size_mb=1024", "allocator_may_return_null=1"]))
+    return env
+
+
 def run_batch(seed, examples, timeout):
     with tempfile.TemporaryDirectory(prefix="tessera-fuzz-ops-") as tmp:
         log = os.path.join(tmp, "calls.log")
         stats_path = os.path.join(tmp, "stats.json")
-        env = dict(os.environ)
-        env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS", ""),
-                                                     "max_allocation_size_mb=1024", "allocator_may_return_null=1"]))
+        env = child_env()
         cmd = [sys.executable, os.path.abspath(__file__), "--child", "--seed", str(seed),
                "--examples", str(examples), "--log", log, "--stats", stats_path]
         try:
@@ -492,7 +499,7 @@ def replay_regressions(folder, total):
             line = next(x.strip() for x in f if x.strip() and not x.startswith("#"))
         cmd = [sys.executable, os.path.abspath(__file__), "--child-call", line]
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=CALL_TIMEOUT_S * 2)
+            p = subprocess.run(cmd, env=child_env(), capture_output=True, text=True, timeout=CALL_TIMEOUT_S * 2)
             rc, out = p.returncode, p.stdout + p.stderr
         except subprocess.TimeoutExpired:
             rc, out = "timeout", ""
