@@ -367,8 +367,6 @@ Device common_device(const StructuredCall& c, std::initializer_list<int> tensor_
 }
 
 namespace {
-enum Category { kCatBool = 0, kCatInt = 1, kCatFloat = 2 };
-int category(ScalarType t) { return t == kBool ? kCatBool : is_integral_type(t) ? kCatInt : kCatFloat; }
 ScalarType promote_skip_undefined(ScalarType a, ScalarType b) {
   if (a == ScalarType::Undefined) return b;
   if (b == ScalarType::Undefined) return a;
@@ -400,7 +398,6 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
       dim_result = promote_skip_undefined(dim_result, t->dtype());
     }
   }
-  (void)category;
   return combine_categories(dim_result, combine_categories(zero_result, wrapped_result));
 }
 

@@ -14,10 +14,6 @@ std::optional<std::string_view> rounding(const std::optional<std::string>& r) {
   return r ? std::optional<std::string_view>(*r) : std::nullopt;
 }
 
-// The result of a module function: the new tensor, or `out` itself (the same
-// Python object) once the result has been written into it.
-
-
 // Module function X(input, other, *, out=None), method X(other), in-place X_(other)
 // for an op with X(T, T), X(T, S), X(S, T), X_out(...), Tensor::X and Tensor::X_.
 #define TSR_BIND_BINARY(fn, other_name)                                                                           \

@@ -30,11 +30,6 @@ std::string node_name_for(const std::string& op) {
   return out + "Backward";
 }
 
-// Each (argument, element) of the frame's differentiable inputs.
-struct Slot {
-  const Tensor* t;
-};
-
 template <typename F>
 void for_each_input_tensor(const Frame& frame, const std::vector<int>& inputs, F&& f) {
   for (int a : inputs) {

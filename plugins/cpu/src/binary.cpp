@@ -94,16 +94,13 @@ template <bool kSubtract>
       using C = compute_t<T>;
       const C alpha = alpha_as<T>(call);
       if constexpr (std::is_same_v<T, float>) {
-        if (alpha == 1.0f &&
-            ops.dense) {
-        dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain);
-        return;
-      }
+        if (alpha == 1.0f && ops.dense) {
+          dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain);
+          return;
+        }
       }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
-                    [alpha](T x, T y) -> T {
-                      return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y));
-                    });
+                    [alpha](T x, T y) -> T { return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y)); });
     }
   });
 }

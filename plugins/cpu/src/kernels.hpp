@@ -1,6 +1,9 @@
-// Kernel bodies of the CPU plugin, one per op of docs/ops.md. Each throws
-// sdk::Error on bad arguments; plugin.cpp wraps them with kernel_entry<> (which
-// runs them inside sdk::guard) and registers them with their dtype masks.
+// What the CPU plugin's op families share: each family file (unary.cpp, ...)
+// holds its kernels, which throw sdk::Error on bad arguments, wraps them with
+// kernel_entry<> (common.hpp: runs them inside sdk::guard) and registers them
+// with their dtype masks through the register_*_kernels function declared here.
+// The kernels declared after those are the founding ops', which plugin.cpp
+// still registers from its central list.
 #pragma once
 
 #include <tessera/abi.h>
