@@ -349,6 +349,8 @@ void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void*) 
   call.run();
 }
 
+const KernelFunction g_structured_kernel{&run_structured, nullptr, "structured"};
+
 // ---------------------------------------------------------------------------
 // Helpers for meta rules
 

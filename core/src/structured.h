@@ -13,7 +13,9 @@
 
 #include "abi_bridge.h"
 #include "device_registry.h"
+#include "dispatch_trace.h"
 #include "plugin_kernels.h"
+#include "structured_kernel.h"
 
 #include <new>
 #include <utility>
@@ -190,14 +192,6 @@ class StructuredCall {
   Tensor copy_into_;
 };
 
-/// The generic backend kernel installed for every structured op.
-void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void* context);
-/// The KernelFunction (run_structured) that structured ops' backend slots hold
-/// unless a kernel was registered over it.
-extern const KernelFunction g_structured_kernel;
-inline const KernelFunction* structured_kernel_function() { return &g_structured_kernel; }
-/// Dispatcher::trace_enabled(), read inline on hot paths.
-extern bool g_dispatch_trace;
 
 // ---- pieces of a plugin kernel call, shared with the pointwise lane ----
 
