@@ -6,14 +6,19 @@
 // the outputs on the device, builds the DLTensor views, finds the plugin kernel
 // for (op, device type, dtype) and calls it. Everything lives on the stack; the
 // only heap allocations are outputs and the tensors a rule had to make.
+// The helpers meta rules use (meta_helpers.h) and output allocation
+// (allocation.h) come with this header.
 #pragma once
 
 #include <tessera/abi.h>
 #include <tessera/dispatcher.h>
 
 #include "abi_bridge.h"
+#include "allocation.h"
 #include "device_registry.h"
 #include "dispatch_trace.h"
+#include "lazy.h"
+#include "meta_helpers.h"
 #include "plugin_kernels.h"
 #include "structured_kernel.h"
 
@@ -24,31 +29,6 @@ namespace tessera {
 
 inline constexpr int kMaxKernelArgs = 8;
 
-/// A T constructed on demand, with no work (no zeroing) when unused — unlike
-/// std::optional, whose default constructor GCC may compile to a memset.
-template <typename T>
-class Lazy {
- public:
-  Lazy() {}
-  ~Lazy() {
-    if (engaged_) value_.~T();
-  }
-  Lazy(const Lazy&) = delete;
-  Lazy& operator=(const Lazy&) = delete;
-  template <typename... Args>
-  T& emplace(Args&&... args) {
-    if (engaged_) value_.~T();
-    new (&value_) T(std::forward<Args>(args)...);
-    engaged_ = true;
-    return value_;
-  }
-
- private:
-  union {
-    T value_;
-  };
-  bool engaged_ = false;
-};
 inline constexpr int kMaxKernelOutputs = 4;
 
 struct PluginKernel;
@@ -256,57 +236,5 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
 [[noreturn, gnu::cold, gnu::noinline]] void fail_plugin_kernel(const Operator& op, const Frame& frame,
                                                                const DeviceTypeEntry& dev, const PluginKernel& k,
                                                                ScalarType dtype, TsrError* err);
-
-// ---- helpers shared by meta rules ----
-
-/// All tensor arguments are on one device (ValueError naming op, args, devices otherwise); returns it.
-Device common_device(const StructuredCall& c, std::initializer_list<int> tensor_args);
-/// PyTorch's result_type over tensors (wrapped numbers and 0-d tensors rank lower).
-ScalarType result_type(std::initializer_list<const TensorImpl*> tensors);
-/// Broadcast shape of a and b (ValueError naming op and shapes if incompatible).
-DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b);
-/// `t` cast to dtype (if needed) and expanded to `shape` (if needed).
-Tensor cast_and_expand(const Tensor& t, ScalarType dtype, IntArrayRef shape);
-/// Wraps dim into [0, ndim) (IndexError naming the op otherwise). ndim 0 takes dims -1 and 0.
-int64_t wrap_dim(const Operator& op, int64_t dim, int64_t ndim);
-/// Checks that `t` may be written in place by `op` (not read-only, no internal overlap).
-void check_writable(const Operator& op, const Tensor& t);
-/// Checks that the number `value` can be stored in `dtype` as a fill value
-/// (fill_, full, masked_fill): an integer dtype takes the integers in its range
-/// (a float value truncates toward zero first; NaN and inf never fit), a
-/// floating dtype any value that does not round to inf from a finite number,
-/// bool anything. Otherwise ValueError naming `op`, the value and the dtype, as
-/// PyTorch refuses them (arithmetic with a number still converts modulo 2^bits).
-void check_value_fits(const Operator& op, const Scalar& value, ScalarType dtype);
-
-/// How the memory of two tensors relates, judged by addresses, not by storage:
-/// tensors over one buffer made separately (two DLPack imports, from_blob, a
-/// view) alias exactly when views of one storage would.
-enum class MemoryOverlap : uint8_t {
-  kNone,     // no byte in common: other devices, no data, empty, or disjoint byte ranges
-  kFull,     // the same elements: same first byte, element size, sizes and strides
-  kPartial,  // otherwise, the spans [lowest byte, highest byte] intersect (conservative:
-             // interleaved views that share no element count too)
-};
-/// Compares `a` and `b` as above: a few integers per dimension, no allocation.
-/// Tensors on different devices never overlap (ops refuse mixing them; moves
-/// between devices go through a fresh contiguous copy). Thread-safe, no throw.
-MemoryOverlap memory_overlap(const Tensor& a, const Tensor& b) noexcept;
-/// `in`, or a copy of it (clone) when it shares any memory with `self`:
-/// for an in-place op whose kernel may read an element of `in` after writing
-/// another of `self` (matmul, scatter, index_add...).
-Tensor snapshot_if_overlapping(const Tensor& in, const Tensor& self);
-
-/// Creates an uninitialized tensor on a device (used by rules and factories).
-/// When the plugin runs out of memory, the core releases the blocks it caches
-/// on the calling thread (kept small tensors, small blocks) and asks once more;
-/// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
-/// plugin and what was released (the plugin's message says what it released).
-Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
-/// Throws `e` again with "<op name>: " in front (an op's output allocation failed).
-[[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
-/// empty_on for a caller that knows `sizes` are valid (none negative) and
-/// `numel` is their product: `e` is device's entry.
-Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);
 
 }  // namespace tessera

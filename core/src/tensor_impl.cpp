@@ -20,16 +20,6 @@ void TensorImpl::operator delete(void* p, size_t size) noexcept {
     ::operator delete(p);
   }
 }
-void* StorageImpl::operator new(size_t size) {
-  return size == sizeof(StorageImpl) ? detail::ThreadCachedPool<sizeof(StorageImpl)>::allocate() : ::operator new(size);
-}
-void StorageImpl::operator delete(void* p, size_t size) noexcept {
-  if (size == sizeof(StorageImpl)) {
-    detail::ThreadCachedPool<sizeof(StorageImpl)>::deallocate(p);
-  } else {
-    ::operator delete(p);
-  }
-}
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());

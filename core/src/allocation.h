@@ -1,0 +1,27 @@
+// Internal: new tensors on a device. The plugin allocates; the core keeps
+// small freed blocks and dead tensors per thread (small_block_cache.h,
+// tensor_cache.h) and releases them before reporting out of memory.
+// Thread-safe: the caches are per thread, the plugin's allocator is its own.
+#pragma once
+
+#include <tessera/dispatcher.h>
+#include <tessera/error.h>
+#include <tessera/tensor.h>
+
+#include "device_registry.h"
+
+namespace tessera {
+
+/// Creates an uninitialized tensor on a device (used by rules and factories).
+/// When the plugin runs out of memory, the core releases the blocks it caches
+/// on the calling thread (kept small tensors, small blocks) and asks once more;
+/// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
+/// plugin and what was released (the plugin's message says what it released).
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// Throws `e` again with "<op name>: " in front (an op's output allocation failed).
+[[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
+/// empty_on for a caller that knows `sizes` are valid (none negative) and
+/// `numel` is their product: `e` is device's entry.
+Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);
+
+}  // namespace tessera
