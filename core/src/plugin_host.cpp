@@ -22,6 +22,7 @@
 #include "abi_bridge.h"
 #include "device_registry.h"
 #include "env_settings.h"
+#include "operator_slots.h"
 #include "plugin_file_check.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -157,7 +158,7 @@ std::string dtype_mask_names(uint64_t mask, std::vector<std::string>* list = nul
 // nothing: for those every dtype counts as reachable.
 uint64_t dispatch_dtype_mask(const Operator& op) {
   const uint64_t all = (uint64_t{1} << kNumScalarTypes) - 1;
-  const PointwiseLane* lane = op.pointwise_lane();
+  const PointwiseLane* lane = detail::OperatorSlots::pointwise_lane(op);
   if (lane == nullptr || lane->trailing == PointwiseLane::Trailing::NoneOnly) return all;
   return lane->dtypes;
 }

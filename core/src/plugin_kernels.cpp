@@ -26,7 +26,7 @@ void retire_table(const BackendKernels* t) {
 }  // namespace
 
 uint64_t registered_dtype_mask(const Operator& op, DeviceTypeId t) {
-  const auto* k = static_cast<const BackendKernels*>(op.backend_kernels(t));
+  const auto* k = static_cast<const BackendKernels*>(detail::OperatorSlots::backend_kernels(op, t));
   uint64_t mask = 0;
   if (k != nullptr)
     for (int d = 0; d < kNumScalarTypes; ++d)
@@ -36,11 +36,11 @@ uint64_t registered_dtype_mask(const Operator& op, DeviceTypeId t) {
 
 void install_plugin_kernel(Operator& op, DeviceTypeId t, uint64_t mask, TsrKernelFn fn, void* context,
                            PluginRecord* plugin) {
-  const auto* old = static_cast<const BackendKernels*>(op.backend_kernels(t));
+  const auto* old = static_cast<const BackendKernels*>(detail::OperatorSlots::backend_kernels(op, t));
   auto* next = old ? new BackendKernels(*old) : new BackendKernels();  // copy-on-write; old kept for readers
   for (int d = 0; d < kNumScalarTypes; ++d)
     if (mask & (uint64_t{1} << d)) next->by_dtype[d] = PluginKernel{fn, context, plugin};
-  op.set_backend_kernels(t, next);
+  detail::OperatorSlots::set_backend_kernels(op, t, next);
   retire_table(old);
 }
 
@@ -48,7 +48,7 @@ void remove_plugin_kernels(const PluginRecord* plugin) {
   for (const Operator* cop : Dispatcher::instance().operators()) {
     auto* op = const_cast<Operator*>(cop);
     for (int t = 0; t < kMaxDeviceTypes; ++t) {
-      const auto* old = static_cast<const BackendKernels*>(op->backend_kernels(static_cast<DeviceTypeId>(t)));
+      const auto* old = static_cast<const BackendKernels*>(detail::OperatorSlots::backend_kernels(*op, static_cast<DeviceTypeId>(t)));
       if (old == nullptr) continue;
       bool touched = false;
       auto* next = new BackendKernels(*old);  // copy-on-write; the old table stays for readers
@@ -59,7 +59,7 @@ void remove_plugin_kernels(const PluginRecord* plugin) {
         }
       }
       if (touched) {
-        op->set_backend_kernels(static_cast<DeviceTypeId>(t), next);
+        detail::OperatorSlots::set_backend_kernels(*op, static_cast<DeviceTypeId>(t), next);
         retire_table(old);
       } else {
         delete next;

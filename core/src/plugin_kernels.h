@@ -1,12 +1,14 @@
 // Internal: the plugin kernels of an op, per device type and dtype.
 //
-// Operator::backend_kernels(t) points at an immutable BackendKernels; adding a
+// OperatorSlots::backend_kernels(op, t) points at an immutable BackendKernels; adding a
 // kernel publishes a new copy (copy-on-write), so readers never lock. Old copies
 // are kept (never freed), which is bounded by the number of registrations.
 #pragma once
 
 #include <tessera/abi.h>
 #include <tessera/dispatcher.h>
+
+#include "operator_slots.h"
 
 namespace tessera {
 
@@ -24,7 +26,7 @@ struct BackendKernels {
 
 /// The kernel for (op, device type, dtype), or null. Lock-free.
 [[gnu::always_inline]] inline const PluginKernel* find_plugin_kernel(const Operator& op, DeviceTypeId t, ScalarType d) {
-  const auto* k = static_cast<const BackendKernels*>(op.kernel_source().backend_kernels(t));
+  const auto* k = static_cast<const BackendKernels*>(detail::OperatorSlots::backend_kernels(op.kernel_source(), t));
   if (k == nullptr || !is_valid(d)) return nullptr;
   const PluginKernel& pk = k->by_dtype[static_cast<int>(d)];
   return pk.fn ? &pk : nullptr;

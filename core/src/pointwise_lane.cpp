@@ -6,6 +6,7 @@
 
 #include "abi_bridge.h"
 #include "local_keys.h"
+#include "operator_slots.h"
 #include "plugin_kernels.h"
 #include "structured.h"
 #include "tensor_cache.h"
@@ -213,7 +214,7 @@ template <int N, bool kAlpha>
                                                        const Scalar* alpha) {
   constexpr auto kTrailing = kAlpha ? PointwiseLane::Trailing::Alpha : PointwiseLane::Trailing::Nothing;
   Tensor out;
-  const PointwiseLane* lane = op.pointwise_lane();
+  const PointwiseLane* lane = detail::OperatorSlots::pointwise_lane(op);
   const TensorImpl* ai = a.unsafeGetTensorImpl();
   const TensorImpl* bi = N == 2 ? b->unsafeGetTensorImpl() : ai;
   // Every way off the lane is marked unlikely: unmarked, the compiler's guess

@@ -11,6 +11,7 @@
 
 #include "abi_bridge.h"
 #include "checked_math.h"
+#include "operator_slots.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -236,7 +237,7 @@ void StructuredCall::run() {
 }
 
 void run_structured(const Operator& op, DispatchKeySet ks, Frame& frame, void*) {
-  if (const PointwiseLane* lane = op.pointwise_lane()) [[likely]]
+  if (const PointwiseLane* lane = detail::OperatorSlots::pointwise_lane(op)) [[likely]]
     if (run_pointwise_lane(op, *lane, frame)) return;
   StructuredCall call(op, ks, frame);
   op.meta()(call);

@@ -33,6 +33,8 @@
 #include <string>
 #include <vector>
 
+#include "operator_slots.h"
+
 #include "plugin_file_check.h"  // internal (core/src): the pure check
 #include "pointwise_lane.h"     // internal (core/src): the lanes' dtypes
 
@@ -610,7 +612,7 @@ TEST(PluginLoaderHardening, LaneDtypesAreTheDtypesDispatchCallsKernelsWith) {
   const ScalarType all[] = {kBool, kByte, kChar, kShort, kInt, kLong, kHalf, kBFloat16, kFloat, kDouble};
   int checked = 0;
   for (const Operator* op : Dispatcher::instance().operators()) {
-    const PointwiseLane* lane = op->pointwise_lane();
+    const PointwiseLane* lane = detail::OperatorSlots::pointwise_lane(*op);
     if (lane == nullptr || lane->trailing == PointwiseLane::Trailing::NoneOnly || &op->kernel_source() != op) continue;
     const int n = lane->num_tensors;
     for (ScalarType da : all) {

@@ -113,7 +113,10 @@ struct Schema {
 };
 
 class StructuredCall;
-struct PointwiseLane;  // core/src/pointwise_lane.h
+struct PointwiseLane;  // internal to the core (core/src/pointwise_lane.h)
+namespace detail {
+struct OperatorSlots;  // internal to the core (core/src/operator_slots.h)
+}
 /// The shape/dtype rule of a structured op: checks arguments, decides output
 /// shapes and dtypes, the dispatch dtype, and the kernel arguments.
 using MetaFn = void (*)(StructuredCall& call);
@@ -133,19 +136,12 @@ class Operator {
   /// The op whose plugin kernels this op uses: itself, or for an in-place
   /// variant ("add_") its functional op ("add").
   const Operator& kernel_source() const { return kernel_source_ ? *kernel_source_ : *this; }
-  /// Plugin kernels for device type t (opaque; core/src/plugin_kernels.h). Lock-free.
-  const void* backend_kernels(DeviceTypeId t) const { return backend_kernels_[t].load(std::memory_order_acquire); }
-  void set_backend_kernels(DeviceTypeId t, const void* k) { backend_kernels_[t].store(k, std::memory_order_release); }
-  /// The op's autograd rule (opaque; core/src/autograd/rules.h). Lock-free.
-  const void* autograd_rule() const { return autograd_rule_.load(std::memory_order_acquire); }
-  void set_autograd_rule(const void* r) const { autograd_rule_.store(r, std::memory_order_release); }
-  /// For a pointwise structured op: what its unboxed fast lane needs (opaque;
-  /// core/src/pointwise_lane.h), or null. Set once, at declaration, before any call.
-  const PointwiseLane* pointwise_lane() const { return pointwise_lane_; }
-  void set_pointwise_lane(const PointwiseLane* lane) { pointwise_lane_ = lane; }
 
  private:
   friend class Dispatcher;
+  // The core's own slots (plugin kernel tables, the autograd rule, the
+  // pointwise lane) are reached through core/src/operator_slots.h only.
+  friend struct detail::OperatorSlots;
   Schema schema_;
   uint32_t flags_;
   MetaFn meta_ = nullptr;
@@ -154,7 +150,7 @@ class Operator {
   const KernelFunction* backend_default_ = nullptr;  // what backend slots hold unless overridden
   std::atomic<const KernelFunction*> table_[kNumDispatchKeys] = {};
   std::atomic<const void*> backend_kernels_[kMaxDeviceTypes] = {};
-  mutable std::atomic<const void*> autograd_rule_{nullptr};
+  std::atomic<const void*> autograd_rule_{nullptr};
 };
 
 class Dispatcher {

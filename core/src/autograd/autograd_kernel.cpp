@@ -3,6 +3,7 @@
 #include <tessera/autograd.h>
 #include <tessera/error.h>
 
+#include "../operator_slots.h"
 #include "autograd_meta.h"
 #include "rules.h"
 #include "saved_variable.h"
@@ -483,10 +484,10 @@ std::mutex g_rules_mu;
 const Rule* install(std::string_view op_name, Rule r) {
   Operator& op = Dispatcher::instance().get(op_name);
   std::lock_guard<std::mutex> lock(g_rules_mu);
-  TSR_CHECK(op.autograd_rule() == nullptr, ValueError, "autograd: op ", op_name, " already has an autograd rule");
+  TSR_CHECK(detail::OperatorSlots::autograd_rule(op) == nullptr, ValueError, "autograd: op ", op_name, " already has an autograd rule");
   r.node_name = node_name_for(op.name());
   const Rule* p = new Rule(std::move(r));  // lives as long as the op (never freed, like kernels)
-  op.set_autograd_rule(p);
+  detail::OperatorSlots::set_autograd_rule(op, p);
   return p;
 }
 }  // namespace

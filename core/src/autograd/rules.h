@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "../operator_slots.h"
+
 namespace tessera::autograd {
 
 struct Rule {
@@ -13,7 +15,7 @@ struct Rule {
   std::string node_name;  // "MulBackward"
 };
 
-inline const Rule* rule_ptr(const Operator& op) { return static_cast<const Rule*>(op.autograd_rule()); }
+inline const Rule* rule_ptr(const Operator& op) { return static_cast<const Rule*>(detail::OperatorSlots::autograd_rule(op)); }
 
 /// Installs the Autograd key's fallback kernel (called once when libtessera loads).
 void install_autograd_kernel();

@@ -9,6 +9,7 @@
 
 #include <functional>
 
+#include "../operator_slots.h"
 #include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
@@ -136,7 +137,7 @@ Dispatcher& D() { return Dispatcher::instance(); }
     static const PointwiseLane lane = binary_lane<K>();                                               \
     static const Operator& op = [] {                                                                  \
       Operator& o = D().declare_structured(schema, kPointwise, &binary_meta<K, false>);                \
-      o.set_pointwise_lane(&lane);                                                                    \
+      detail::OperatorSlots::set_pointwise_lane(o, &lane);                                                             \
       return std::ref(o);                                                                             \
     }();                                                                                              \
     return op;                                                                                        \

@@ -7,6 +7,7 @@
 
 #include <tessera/dispatcher.h>
 
+#include "../operator_slots.h"
 #include "../pointwise_lane.h"
 
 #include <atomic>
@@ -86,7 +87,7 @@ template <size_t N>
 inline Tensor call(const Operator& op, const IValue (&args)[N]) {
   Tensor out;
   Frame frame{args, static_cast<int>(N), &out, 1};
-  if (const PointwiseLane* lane = op.pointwise_lane())
+  if (const PointwiseLane* lane = detail::OperatorSlots::pointwise_lane(op))
     if (dispatch_pointwise_lane(op, *lane, frame)) return out;
   Dispatcher::instance().call(op, frame);
   return out;

@@ -6,6 +6,7 @@
 
 #include <functional>
 
+#include "../operator_slots.h"
 #include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
@@ -115,7 +116,7 @@ const PointwiseLane* unary_lane() {
   const Operator& op_##fn() {                                                                             \
     static const Operator& op = [] {                                                                      \
       Operator& o = D().declare_structured(#fn "(Tensor self" ARGS ") -> Tensor", kPointwise, &unary_meta<R, E, false>); \
-      o.set_pointwise_lane(unary_lane<R, E>());                                                           \
+      detail::OperatorSlots::set_pointwise_lane(o, unary_lane<R, E>());                                                    \
       return std::ref(o);                                                                                 \
     }();                                                                                                  \
     return op;                                                                                            \
