@@ -225,6 +225,26 @@ inline const DLTensor& tensor_arg(const TsrKernelCall& call, size_t index, const
   return *v.as.tensor;
 }
 
+/// Argument `index` as an int (TSR_VALUE_INT); throws naming `name` otherwise.
+inline int64_t int_arg(const TsrKernelCall& call, size_t index, const char* name) {
+  const TsrValue& v = arg(call, index, name);
+  if (v.tag != TSR_VALUE_INT) invalid(std::string("argument '") + name + "' must be an int, got " + tag_text(v.tag));
+  return v.as.i;
+}
+/// Argument `index` as a double: a float, or an int converted; throws naming `name` otherwise.
+inline double float_arg(const TsrKernelCall& call, size_t index, const char* name) {
+  const TsrValue& v = arg(call, index, name);
+  if (v.tag == TSR_VALUE_FLOAT) return v.as.f;
+  if (v.tag == TSR_VALUE_INT) return static_cast<double>(v.as.i);
+  invalid(std::string("argument '") + name + "' must be a float, got " + tag_text(v.tag));
+}
+/// Argument `index` as a bool (TSR_VALUE_BOOL); throws naming `name` otherwise.
+inline bool bool_arg(const TsrKernelCall& call, size_t index, const char* name) {
+  const TsrValue& v = arg(call, index, name);
+  if (v.tag != TSR_VALUE_BOOL) invalid(std::string("argument '") + name + "' must be a bool, got " + tag_text(v.tag));
+  return v.as.b != 0;
+}
+
 /// Output `index`; when `dtype` >= 0 its dtype must match.
 inline DLTensor& output(const TsrKernelCall& call, size_t index, TsrDType dtype = -1) {
   if (__builtin_expect(call.outputs == nullptr || index >= call.num_outputs, 0)) detail::missing_output(call, index);

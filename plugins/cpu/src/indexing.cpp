@@ -27,11 +27,6 @@ namespace {
 
 constexpr int32_t kMaxDims = 64;
 
-int64_t int_arg(const TsrKernelCall& call, size_t i, const char* name) {
-  const TsrValue& v = arg(call, i, name);
-  if (v.tag != TSR_VALUE_INT) invalid(std::string("argument '") + name + "' must be an int, got " + tag_text(v.tag));
-  return v.as.i;
-}
 
 [[noreturn]] TSR_CPU_COLD void index_out_of_range(int64_t value, int64_t dim, int64_t size) {
   fail(TSR_ERROR_OUT_OF_RANGE, "index " + std::to_string(value) + " is out of bounds for dimension " +

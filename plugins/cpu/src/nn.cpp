@@ -21,17 +21,6 @@ namespace {
 template <typename T>
 using acc_float_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
-int64_t int_arg(const TsrKernelCall& call, size_t i, const char* name) {
-  const TsrValue& v = arg(call, i, name);
-  if (v.tag != TSR_VALUE_INT) invalid(std::string("argument '") + name + "' must be an int, got " + tag_text(v.tag));
-  return v.as.i;
-}
-double float_arg(const TsrKernelCall& call, size_t i, const char* name) {
-  const TsrValue& v = arg(call, i, name);
-  if (v.tag == TSR_VALUE_INT) return static_cast<double>(v.as.i);
-  if (v.tag != TSR_VALUE_FLOAT) invalid(std::string("argument '") + name + "' must be a float, got " + tag_text(v.tag));
-  return v.as.f;
-}
 // An optional tensor argument: NULL for none.
 const DLTensor* opt_tensor(const TsrKernelCall& call, size_t i, const char* name, TsrDType dtype) {
   if (arg(call, i, name).tag == TSR_VALUE_NONE) return nullptr;

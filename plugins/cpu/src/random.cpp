@@ -16,17 +16,6 @@
 namespace tessera::cpu {
 namespace {
 
-int64_t int_arg(const TsrKernelCall& call, size_t i, const char* name) {
-  const TsrValue& v = arg(call, i, name);
-  if (v.tag != TSR_VALUE_INT) invalid(std::string("argument '") + name + "' must be an int, got " + tag_text(v.tag));
-  return v.as.i;
-}
-double float_arg(const TsrKernelCall& call, size_t i, const char* name) {
-  const TsrValue& v = arg(call, i, name);
-  if (v.tag == TSR_VALUE_FLOAT) return v.as.f;
-  if (v.tag == TSR_VALUE_INT) return static_cast<double>(v.as.i);
-  invalid(std::string("argument '") + name + "' must be a float, got " + tag_text(v.tag));
-}
 
 struct Stream {
   uint64_t seed;

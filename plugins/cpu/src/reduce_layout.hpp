@@ -184,15 +184,5 @@ inline const TsrValue& int_list_arg(const TsrKernelCall& call, size_t index, con
   if (v.tag != TSR_VALUE_INT_LIST) invalid(std::string("argument '") + name + "' must be an int list, got " + tag_text(v.tag));
   return v;
 }
-inline bool bool_arg(const TsrKernelCall& call, size_t index, const char* name) {
-  const TsrValue& v = arg(call, index, name);
-  if (v.tag != TSR_VALUE_BOOL) invalid(std::string("argument '") + name + "' must be a bool, got " + tag_text(v.tag));
-  return v.as.b != 0;
-}
-inline double float_arg(const TsrKernelCall& call, size_t index, const char* name) {
-  const TsrValue& v = arg(call, index, name);
-  if (v.tag != TSR_VALUE_FLOAT) invalid(std::string("argument '") + name + "' must be a float, got " + tag_text(v.tag));
-  return v.as.f;
-}
 
 }  // namespace tessera::cpu
