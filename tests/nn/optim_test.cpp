@@ -173,6 +173,24 @@ TEST(Optim, ParamGroupsHaveTheirOwnOptions) {
   opt.step();
   expect_vec_near(q, {-0.5, -2.25, 1.0, -1.0}, 1e-12, "lr 0");
   EXPECT_THROW(opt.lr(2), IndexError);
+  // The per-group accessors' errors, on each optimizer: a group out of range
+  // first, then a negative rate; the value is left alone.
+  optim::Adam adam({{{p}, std::nullopt}, {{q}, std::nullopt}}, optim::AdamOptions{});
+  for (optim::Optimizer* o : {static_cast<optim::Optimizer*>(&opt), static_cast<optim::Optimizer*>(&adam)}) {
+    const std::string name = o == &opt ? "SGD" : "Adam";
+    EXPECT_THROW(o->set_lr(-1.0, 2), IndexError) << name;
+    try {
+      o->set_lr(-1.0, 1);
+      ADD_FAILURE() << name << ": a negative lr was accepted";
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(name + ": invalid learning rate -1"), std::string::npos) << e.what();
+    }
+    EXPECT_GE(o->lr(1), 0.0) << name;
+  }
+  EXPECT_THROW(opt.options(2), IndexError);
+  EXPECT_THROW(adam.options(5), IndexError);
+  adam.set_lr(0.5, 1);
+  EXPECT_EQ(adam.options(1).lr, 0.5);
 }
 
 TEST(Optim, ZeroGrad) {

@@ -63,6 +63,26 @@ class Optimizer {
   /// Validates the groups (see the file comment); `name` prefixes the errors.
   Optimizer(std::string name, std::vector<std::vector<Tensor>> groups);
   void check_group(size_t group) const;
+  /// The per-group options of a subclass (`options` holds one per group):
+  /// the options of `group`, IndexError naming the optimizer when out of range.
+  template <typename Options>
+  Options& group_options(std::vector<Options>& options, size_t group) const {
+    check_group(group);
+    return options[group];
+  }
+  template <typename Options>
+  const Options& group_options(const std::vector<Options>& options, size_t group) const {
+    check_group(group);
+    return options[group];
+  }
+  /// Sets the lr of `group` in `options`; ValueError naming the optimizer when negative.
+  template <typename Options>
+  void set_group_lr(std::vector<Options>& options, double lr, size_t group) const {
+    Options& o = group_options(options, group);
+    check_lr(lr);
+    o.lr = lr;
+  }
+  void check_lr(double lr) const;
   std::string name_;
   std::vector<std::vector<Tensor>> groups_;
 };

@@ -37,19 +37,9 @@ Adam::Adam(std::string name, std::vector<ParamGroup<AdamOptions>> groups, const 
   for (const auto& g : groups_) state_.emplace_back(g.size());
 }
 
-AdamOptions& Adam::options(size_t group) {
-  check_group(group);
-  return options_[group];
-}
-double Adam::lr(size_t group) const {
-  check_group(group);
-  return options_[group].lr;
-}
-void Adam::set_lr(double lr, size_t group) {
-  check_group(group);
-  TSR_CHECK(lr >= 0, ValueError, name_, ": invalid learning rate ", lr, " (must be >= 0)");
-  options_[group].lr = lr;
-}
+AdamOptions& Adam::options(size_t group) { return group_options(options_, group); }
+double Adam::lr(size_t group) const { return group_options(options_, group).lr; }
+void Adam::set_lr(double lr, size_t group) { set_group_lr(options_, lr, group); }
 
 int64_t Adam::step_count(const Tensor& param) const {
   for (size_t g = 0; g < groups_.size(); ++g)

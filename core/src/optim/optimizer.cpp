@@ -33,6 +33,10 @@ void Optimizer::check_group(size_t group) const {
             groups_.size(), " groups)");
 }
 
+void Optimizer::check_lr(double lr) const {
+  TSR_CHECK(lr >= 0, ValueError, name_, ": invalid learning rate ", lr, " (must be >= 0)");
+}
+
 const std::vector<Tensor>& Optimizer::params(size_t group) const {
   check_group(group);
   return groups_[group];

@@ -27,19 +27,9 @@ SGD::SGD(std::vector<ParamGroup<SGDOptions>> groups, const SGDOptions& defaults)
   for (const auto& g : groups_) momentum_.emplace_back(g.size());
 }
 
-SGDOptions& SGD::options(size_t group) {
-  check_group(group);
-  return options_[group];
-}
-double SGD::lr(size_t group) const {
-  check_group(group);
-  return options_[group].lr;
-}
-void SGD::set_lr(double lr, size_t group) {
-  check_group(group);
-  TSR_CHECK(lr >= 0, ValueError, "SGD: invalid learning rate ", lr, " (must be >= 0)");
-  options_[group].lr = lr;
-}
+SGDOptions& SGD::options(size_t group) { return group_options(options_, group); }
+double SGD::lr(size_t group) const { return group_options(options_, group).lr; }
+void SGD::set_lr(double lr, size_t group) { set_group_lr(options_, lr, group); }
 
 void SGD::step() {
   autograd::NoGradGuard no_grad;
