@@ -78,4 +78,20 @@ template <size_t Size>
 thread_local typename ThreadCachedPool<Size>::Cache ThreadCachedPool<Size>::cache_ = {nullptr, 0,
                                                                                      ThreadCachedPool<Size>::State::Fresh};
 
+/// The bodies of a pooled class's operator new / delete: objects of exactly
+/// `Size` bytes (the class itself) come from the pool; a derived class of
+/// another size uses the global heap.
+template <size_t Size>
+inline void* pooled_new(size_t size) {
+  return size == Size ? ThreadCachedPool<Size>::allocate() : ::operator new(size);
+}
+template <size_t Size>
+inline void pooled_delete(void* p, size_t size) noexcept {
+  if (size == Size) {
+    ThreadCachedPool<Size>::deallocate(p);
+  } else {
+    ::operator delete(p);
+  }
+}
+
 }  // namespace tessera::detail

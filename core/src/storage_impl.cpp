@@ -6,15 +6,7 @@
 
 namespace tessera {
 
-void* StorageImpl::operator new(size_t size) {
-  return size == sizeof(StorageImpl) ? detail::ThreadCachedPool<sizeof(StorageImpl)>::allocate() : ::operator new(size);
-}
-void StorageImpl::operator delete(void* p, size_t size) noexcept {
-  if (size == sizeof(StorageImpl)) {
-    detail::ThreadCachedPool<sizeof(StorageImpl)>::deallocate(p);
-  } else {
-    ::operator delete(p);
-  }
-}
+void* StorageImpl::operator new(size_t size) { return detail::pooled_new<sizeof(StorageImpl)>(size); }
+void StorageImpl::operator delete(void* p, size_t size) noexcept { detail::pooled_delete<sizeof(StorageImpl)>(p, size); }
 
 }  // namespace tessera

@@ -10,16 +10,8 @@
 
 namespace tessera {
 
-void* TensorImpl::operator new(size_t size) {
-  return size == sizeof(TensorImpl) ? detail::ThreadCachedPool<sizeof(TensorImpl)>::allocate() : ::operator new(size);
-}
-void TensorImpl::operator delete(void* p, size_t size) noexcept {
-  if (size == sizeof(TensorImpl)) {
-    detail::ThreadCachedPool<sizeof(TensorImpl)>::deallocate(p);
-  } else {
-    ::operator delete(p);
-  }
-}
+void* TensorImpl::operator new(size_t size) { return detail::pooled_new<sizeof(TensorImpl)>(size); }
+void TensorImpl::operator delete(void* p, size_t size) noexcept { detail::pooled_delete<sizeof(TensorImpl)>(p, size); }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
   DimVector strides(sizes.size());
