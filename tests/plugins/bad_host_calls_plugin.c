@@ -123,15 +123,7 @@ static TsrError* bad_initialize(const TsrHostApi* host, void** state) {
   host->log(host->context, 99, "badcalls: log with level 99");
   host->log(host->context, TSR_LOG_WARNING, NULL);
 
-  memset(&device, 0, sizeof device);
-  device.struct_size = sizeof device;
-  device.name = "badcalls";
-  device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
-  device.memory_alignment = 8;
-  device.device_count = tsrtest_device_count;
-  device.allocate = tsrtest_allocate;
-  device.deallocate = tsrtest_deallocate;
-  device.copy = tsrtest_copy;
+  tsrtest_host_memory_device(&device, "badcalls");
   memset(&kernel, 0, sizeof kernel);
   kernel.struct_size = sizeof kernel;
   kernel.op_name = "fill_";

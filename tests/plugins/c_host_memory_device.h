@@ -1,6 +1,6 @@
 /* Shared by the plain C99 test plugins (abi.h only): an error object and the
  * memory functions of a device whose memory is host memory (malloc/free/memcpy,
- * one device). Each plugin includes it once; everything is static. Define
+ * one device), and a device type description using them. Each plugin includes it once; everything is static. Define
  * TSRTEST_PREFIX ("name: ") before including it: it starts the message of the
  * error made when malloc fails. */
 #ifndef TSRTEST_C_HOST_MEMORY_DEVICE_H
@@ -12,6 +12,21 @@
 
 #ifndef TSRTEST_PREFIX
 #error "define TSRTEST_PREFIX before including c_host_memory_device.h"
+/* Fills `d` with such a device type named `name` (8-byte alignment, DLPack
+ * type 0, host-accessible, the functions above); the caller may override
+ * fields before registering it. */
+static void tsrtest_host_memory_device(TsrDeviceTypeDesc* d, const char* name) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->name = name;
+  d->capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
+  d->memory_alignment = 8;
+  d->device_count = tsrtest_device_count;
+  d->allocate = tsrtest_allocate;
+  d->deallocate = tsrtest_deallocate;
+  d->copy = tsrtest_copy;
+}
+
 #endif
 
 static void tsrtest_destroy(TsrError* self) { free(self); }
@@ -55,6 +70,21 @@ static TsrError* tsrtest_copy(void* context, const TsrCopyRequest* r) {
   (void)context;
   memcpy(r->dst, r->src, r->nbytes);
   return NULL;
+}
+
+/* Fills `d` with such a device type named `name` (8-byte alignment, DLPack
+ * type 0, host-accessible, the functions above); the caller may override
+ * fields before registering it. */
+static void tsrtest_host_memory_device(TsrDeviceTypeDesc* d, const char* name) {
+  memset(d, 0, sizeof *d);
+  d->struct_size = sizeof *d;
+  d->name = name;
+  d->capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
+  d->memory_alignment = 8;
+  d->device_count = tsrtest_device_count;
+  d->allocate = tsrtest_allocate;
+  d->deallocate = tsrtest_deallocate;
+  d->copy = tsrtest_copy;
 }
 
 #endif

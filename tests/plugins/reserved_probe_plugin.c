@@ -149,15 +149,7 @@ static TsrError* probe_initialize(const TsrHostApi* host, void** state) {
   if (probe_offer_problem[0] != '\0') return tsrtest_error(TSR_ERROR_INVALID_ARGUMENT, probe_offer_problem);
   if (host->struct_size < offsetof(TsrHostApi, log) + sizeof(host->log))
     return tsrtest_error(TSR_ERROR_VERSION_MISMATCH, "probe: TsrHostApi.struct_size is smaller than ABI 1.0's");
-  memset(&device, 0, sizeof device);
-  device.struct_size = sizeof device;
-  device.name = "probe";
-  device.dlpack_device_type = 0;
-  device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
-  device.memory_alignment = 8;
-  device.device_count = tsrtest_device_count;
-  device.allocate = tsrtest_allocate;
-  device.deallocate = tsrtest_deallocate;
+  tsrtest_host_memory_device(&device, "probe");
   device.copy = probe_copy;
   err = host->register_device_type(host->context, &device);
   if (err != NULL) return err;

@@ -52,15 +52,7 @@ static TsrError* vprobe_initialize(const TsrHostApi* host, void** state) {
   char text[200];
   const uint64_t f32 = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32);
   (void)state;
-  memset(&device, 0, sizeof device);
-  device.struct_size = sizeof device;
-  device.name = VPROBE_NAME;
-  device.capabilities = TSR_DEVICE_CAP_HOST_ACCESSIBLE;
-  device.memory_alignment = 8;
-  device.device_count = tsrtest_device_count;
-  device.allocate = tsrtest_allocate;
-  device.deallocate = tsrtest_deallocate;
-  device.copy = tsrtest_copy;
+  tsrtest_host_memory_device(&device, VPROBE_NAME);
   err = host->register_device_type(host->context, &device);
   if (err != NULL) return err;
   snprintf(text, sizeof text, "vprobe: offer %u.%u-%u.%u host %u.%u unknown_op=%d unknown_device_type=%d unknown_dtypes=%d",
