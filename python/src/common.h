@@ -1,5 +1,7 @@
 // Shared declarations of the tessera._C bindings: the Scalar caster, the dtype
-// wrapper, and one registration function per topic (each in its own .cpp).
+// wrapper, the helpers several binding files use (argument parsing, the out= and
+// in-place protocols, factory options), and one registration function per topic
+// (each in its own .cpp).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -75,6 +77,21 @@ struct DeviceArg {
   const Device* operator->() const { return &*value; }
   Device value_or(const Device& d) const { return value.value_or(d); }
 };
+
+/// The TensorOptions of a factory's dtype= and device= (each left unset when None).
+inline TensorOptions options(const std::optional<DType>& dtype, const DeviceArg& device) {
+  TensorOptions o;
+  if (dtype) o = o.dtype(dtype->type);
+  if (device) o = o.device(*device);
+  return o;
+}
+
+/// A factory's requires_grad=: True marks the new tensor as a leaf that
+/// requires grad (only floating dtypes: TypeError otherwise, from requires_grad_()).
+inline Tensor grad_if(Tensor t, bool requires_grad) {
+  if (requires_grad) t.requires_grad_(true);
+  return t;
+}
 
 void register_errors(nb::module_& m);
 void register_dtype_device(nb::module_& m);

@@ -1,6 +1,7 @@
-// Factories with PyTorch signatures: tensor(data), zeros/ones/empty(*size),
-// full(size, value), arange(end) / arange(start, end, step), the *_like
-// factories, each with requires_grad=.
+// Factories with PyTorch signatures that are not dispatcher ops of their own:
+// tensor(data), zeros/ones(*size), full(size, value), the *_like factories, each
+// with requires_grad=, and the requires_grad= overloads of rand/randn. The
+// dispatcher ops empty and arange are bound with the shape family (ops_shape.cpp).
 #include "common.h"
 
 #include <cmath>
@@ -12,13 +13,6 @@ namespace tessera::python {
 namespace {
 
 using OptDType = std::optional<DType>;
-
-TensorOptions options(const OptDType& dtype, const DeviceArg& device) {
-  TensorOptions o;
-  if (dtype) o = o.dtype(dtype->type);
-  if (device) o = o.device(*device);
-  return o;
-}
 
 // tensor(data) accepts at most this many nesting levels (= dims): the core's
 // limit on a tensor's dims (core/src/checked_math.h kMaxDims), NumPy's NPY_MAXDIMS.
@@ -264,13 +258,6 @@ Tensor make_tensor(nb::handle data, const OptDType& dtype, const DeviceArg& devi
   }
 }
 
-// requires_grad=True marks the new tensor as a leaf that requires grad (only
-// floating dtypes: TypeError otherwise, from requires_grad_()).
-Tensor grad_if(Tensor t, bool requires_grad) {
-  if (requires_grad) t.requires_grad_(true);
-  return t;
-}
-
 // *_like: the input's dtype and device unless given.
 TensorOptions like(const Tensor& t, const OptDType& dtype, const DeviceArg& device) {
   return TensorOptions(dtype ? dtype->type : t.dtype()).device(device.value_or(t.device()));
@@ -293,23 +280,10 @@ void register_factories(nb::module_& m) {
     return grad_if(ones(sizes_from_args(size, "ones"), options(dtype, device)), rg);
   }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
      nb::arg("requires_grad") = false);
-  m.def("empty", [](nb::args size, const OptDType& dtype, const DeviceArg& device, bool rg) {
-    return grad_if(empty(sizes_from_args(size, "empty"), options(dtype, device)), rg);
-  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
-     nb::arg("requires_grad") = false);
   m.def("full", [](nb::handle size, const Scalar& value, const OptDType& dtype, const DeviceArg& device,
                    bool rg) {
     return grad_if(full(sizes_from_object(size, "full"), value, options(dtype, device)), rg);
   }, nb::arg("size"), nb::arg("fill_value"), nb::kw_only(), nb::arg("dtype") = nb::none(),
-     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
-  m.def("arange", [](const Scalar& end, const OptDType& dtype, const DeviceArg& device, bool rg) {
-    return grad_if(arange(end, options(dtype, device)), rg);
-  }, nb::arg("end"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
-     nb::arg("requires_grad") = false);
-  m.def("arange", [](const Scalar& start, const Scalar& end, const Scalar& step, const OptDType& dtype,
-                     const DeviceArg& device, bool rg) {
-    return grad_if(arange(start, end, step, options(dtype, device)), rg);
-  }, nb::arg("start"), nb::arg("end"), nb::arg("step") = 1, nb::kw_only(), nb::arg("dtype") = nb::none(),
      nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
 
   // rand/randn with requires_grad: the random family (ops_random.cpp) binds

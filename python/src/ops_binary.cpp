@@ -1,8 +1,9 @@
-// Python bindings of the binary ops (tessera/ops/binary.h): methods, module
-// functions with out=, and the Python operators (%, **, //, comparisons, &, |,
-// ^, <<, >> with their reflected and in-place forms). add/sub/mul/div already
-// have their plain forms in tensor_methods.cpp: the overloads here add out=, a
-// number as the first operand, and the in-place forms with a number.
+// Python bindings of the binary ops (tessera/ops/binary.h): methods, in-place
+// methods returning self, module functions with out=, and the Python operators
+// (%, **, //, comparisons, &, |, ^, <<, >> with their reflected and in-place
+// forms; +, -, *, / and their forms are in tensor_methods.cpp). add/sub/mul/div
+// are bound first in their plain forms, then the overloads that add out=, a
+// number as the first operand, and sub_/div_ with a number.
 #include "common.h"
 
 #include <string>
@@ -48,7 +49,48 @@ std::optional<std::string_view> rounding(const std::optional<std::string>& r) {
 }  // namespace
 
 void register_binary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
-  // ---- add, sub, mul, div: out=, a number first, in-place with a number ----
+  // ---- add, sub, mul, div: methods, in-place methods and plain module functions ----
+  cls.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return a.add(b, alpha); },
+          nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.add(b, alpha); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return a.sub(b, alpha); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.sub(b, alpha); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("mul", [](const Tensor& a, const Tensor& b) { return a.mul(b); }, nb::arg("other"))
+      .def("mul", [](const Tensor& a, const Scalar& b) { return a.mul(b); }, nb::arg("other"))
+      .def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
+           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none())
+      .def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
+           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none())
+      // In-place: return self (the same Python object, as PyTorch does).
+      .def("add_", [](nb::handle self, const Tensor& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.add_(o, alpha); return nb::borrow(self); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("add_", [](nb::handle self, const Scalar& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.add_(o, alpha); return nb::borrow(self); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("sub_", [](nb::handle self, const Tensor& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.sub_(o, alpha); return nb::borrow(self); },
+           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
+      .def("mul_", [](nb::handle self, const Tensor& o) { Tensor& t = nb::cast<Tensor&>(self); t.mul_(o); return nb::borrow(self); }, nb::arg("other"))
+      .def("mul_", [](nb::handle self, const Scalar& o) { Tensor& t = nb::cast<Tensor&>(self); t.mul_(o); return nb::borrow(self); }, nb::arg("other"))
+      .def("div_", [](nb::handle self, const Tensor& o, const std::optional<std::string>& r) { Tensor& t = nb::cast<Tensor&>(self); t.div_(o, rounding(r)); return nb::borrow(self); },
+           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+  m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return add(a, b, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  m.def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.add(b, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  m.def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(a, b, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  m.def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.sub(b, alpha); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
+  m.def("mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, nb::arg("input"), nb::arg("other"));
+  m.def("mul", [](const Tensor& a, const Scalar& b) { return a.mul(b); }, nb::arg("input"), nb::arg("other"));
+  m.def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r) { return div(a, b, rounding(r)); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+  m.def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
+        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
+
+  // ---- add, sub, mul, div: out=, a number first, in-place with a number (after the plain forms above) ----
   m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha, nb::handle out) {
     return with_out(out, [&] { return add(a, b, alpha); }, [&](Tensor& o) { add_out(o, a, b, alpha); });
   }, nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1, nb::arg("out") = nb::none());

@@ -1,4 +1,5 @@
-// Python bindings of the indexing ops (tessera/ops/indexing.h): methods and module functions.
+// Python bindings of the indexing ops (tessera/ops/indexing.h): methods and module
+// functions. (Indexing with t[...] is __getitem__/__setitem__, in indexing.cpp.)
 #include "common.h"
 
 namespace tessera::python {
@@ -36,7 +37,8 @@ void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         return in_place(self, [&](Tensor& t) { t.masked_fill_(mask, value); });
       }, nb::arg("mask"), nb::arg("value"))
       .def("masked_select", &Tensor::masked_select, nb::arg("mask"))
-      .def("take", &Tensor::take, nb::arg("index"));
+      .def("take", &Tensor::take, nb::arg("index"))
+      .def("nonzero", &Tensor::nonzero);
 
   m.def("index_select", [](const Tensor& a, int64_t dim, const Tensor& index) { return index_select(a, dim, index); },
         nb::arg("input"), nb::arg("dim"), nb::arg("index"));
@@ -66,6 +68,7 @@ void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls) {
         nb::arg("mask"));
   m.def("take", [](const Tensor& a, const Tensor& index) { return take(a, index); }, nb::arg("input"),
         nb::arg("index"));
+  m.def("nonzero", [](const Tensor& a) { return nonzero(a); }, nb::arg("input"));
   // ATen's argument order (torch.embedding(weight, indices)), not torch.nn.functional's.
   m.def("embedding", [](const Tensor& weight, const Tensor& indices, std::optional<int64_t> padding_idx) {
     return embedding(weight, indices, padding_idx);

@@ -1,6 +1,7 @@
 // Python bindings of the linalg ops (tessera/ops/linalg.h): methods and module functions.
-// mm/bmm/matmul are bound in tensor_methods.cpp; the out= overloads added here
-// require `out`, so calls without it keep the lean original binding.
+// mm/bmm/matmul are bound first in their plain forms; their out= overloads come
+// after and require `out`, so calls without it keep the lean plain binding.
+// (The @ operator, __matmul__, is in tensor_methods.cpp.)
 #include "common.h"
 
 namespace tessera::python {
@@ -24,6 +25,20 @@ nb::object with_out_nogil(nb::handle out, Compute compute, ComputeOut compute_ou
 }  // namespace
 
 void register_linalg_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  // ---- matmul, mm, bmm: methods and plain module functions ----
+  // GEMMs can run long: other Python threads run meanwhile. Safe because the
+  // arguments' Python objects keep every input storage (and any DLPack
+  // producer) alive, so no producer deleter can run without the GIL here.
+  cls.def("matmul", &Tensor::matmul, nb::arg("other"), nb::call_guard<nb::gil_scoped_release>())
+      .def("mm", &Tensor::mm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>())
+      .def("bmm", &Tensor::bmm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>());
+  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, nb::arg("input"), nb::arg("other"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, nb::arg("input"), nb::arg("mat2"),
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("input"), nb::arg("mat2"),
+        nb::call_guard<nb::gil_scoped_release>());
+
   m.def("addmm", [](const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha,
                     nb::handle out) {
     return with_out_nogil(out, [&] { return addmm(self, a, b, beta, alpha); },
@@ -37,7 +52,7 @@ void register_linalg_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     return with_out_nogil(out, [&] { return outer(a, b); }, [&](Tensor& o) { outer_out(o, a, b); });
   }, nb::arg("input"), nb::arg("vec2"), nb::kw_only(), nb::arg("out") = nb::none());
   m.def("ger", [](const Tensor& a, const Tensor& b) { return outer(a, b); }, nb::arg("input"), nb::arg("vec2"));
-  // out= overloads of the existing mm/bmm/matmul bindings.
+  // out= overloads of the mm/bmm/matmul bindings above.
   m.def("mm", [](const Tensor& a, const Tensor& b, nb::handle out) {
     return with_out_nogil(out, [&] { return mm(a, b); }, [&](Tensor& o) { mm_out(o, a, b); });
   }, nb::arg("input"), nb::arg("mat2"), nb::kw_only(), nb::arg("out"));

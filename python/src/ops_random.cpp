@@ -10,13 +10,6 @@ namespace {
 using OptGen = std::optional<Generator>;
 using OptDType = std::optional<DType>;
 
-TensorOptions options(const OptDType& dtype, const DeviceArg& device) {
-  TensorOptions o;
-  if (dtype) o = o.dtype(dtype->type);
-  if (device) o = o.device(*device);
-  return o;
-}
-
 Generator& gen_or_default(const OptGen& g) { return g ? const_cast<Generator&>(*g) : default_generator(); }
 
 

@@ -74,6 +74,20 @@ Scalar correction_of(const std::optional<bool>& unbiased, nb::handle correction,
 
 // ---- one implementation per op, shared by the method and the module function ----
 
+// sum without out= (bound before sum_out_impl's overload, which requires out).
+// dim is read by sizes_from_object: unlike dims_of, a bool is taken as an int.
+Tensor sum_impl(const Tensor& t, nb::handle dim, bool keepdim, const OptDType& dtype) {
+  if (dim.is_none()) {
+    if (keepdim) {
+      std::vector<int64_t> all(static_cast<size_t>(t.dim()));
+      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
+      return t.sum(all, true, unwrap(dtype));
+    }
+    return t.sum(unwrap(dtype));
+  }
+  return t.sum(sizes_from_object(dim, "sum"), keepdim, unwrap(dtype));
+}
+
 nb::object mean_impl(const Tensor& t, nb::handle dim, bool keepdim, const OptDType& dtype, nb::handle out) {
   const auto d = keepdim ? dims_for(t, dim, "mean") : dims_of(dim, "mean");
   return with_out(out, [&](Tensor* o) { return o ? mean_out(*o, t, d, keepdim, unwrap(dtype)) : mean(t, d, keepdim, unwrap(dtype)); });
@@ -183,7 +197,11 @@ void register_reduction_ops(nb::module_& m, nb::class_<Tensor>& cls) {
     cls.def(name, fn, extra...);
     m.def(name, fn, nb::arg("input"), extra...);
   };
-  // sum gains out= here (its other forms are in tensor_methods.cpp).
+  // sum: first without out=, then the overload that requires it.
+  cls.def("sum", &sum_impl, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+          nb::arg("dtype") = nb::none());
+  m.def("sum", &sum_impl, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
+        nb::arg("dtype") = nb::none());
   both("sum", &sum_out_impl, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
        nb::arg("dtype") = nb::none(), nb::arg("out"));
   both("mean", &mean_impl, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),

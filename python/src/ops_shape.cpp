@@ -1,9 +1,15 @@
-// Python bindings of the shape ops (tessera/ops/shape.h): methods and module functions.
+// Python bindings of the shape family: the views (view, reshape, permute,
+// transpose, narrow, slice, select, squeeze, ...), copies and fills (contiguous,
+// clone, copy_, fill_, zero_; in place, returning self), the factories empty and
+// arange (with requires_grad=), and the ops of tessera/ops/shape.h (cat, stack,
+// split, flip, roll, pad, tril, ...) as methods and module functions.
 // split/chunk return tuples (as torch does); out= is accepted where torch has it.
 #include "common.h"
 
 namespace tessera::python {
 namespace {
+
+using OptDType = std::optional<DType>;
 
 nb::tuple as_tuple(const std::vector<Tensor>& parts) {
   nb::list l;
@@ -30,6 +36,48 @@ std::optional<double> pad_value(nb::handle v) {
 }  // namespace
 
 void register_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
+  // Views: metadata only, sharing storage.
+  cls.def("view", [](const Tensor& t, nb::args a) { return t.view(sizes_from_args(a, "view")); })
+      .def("reshape", [](const Tensor& t, nb::args a) { return t.reshape(sizes_from_args(a, "reshape")); })
+      .def("permute", [](const Tensor& t, nb::args a) { return t.permute(sizes_from_args(a, "permute")); })
+      .def("expand", [](const Tensor& t, nb::args a) { return t.expand(sizes_from_args(a, "expand")); })
+      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
+      .def("t", &Tensor::t)
+      .def("narrow", &Tensor::narrow, nb::arg("dim"), nb::arg("start"), nb::arg("length"))
+      .def("slice", &Tensor::slice, nb::arg("dim") = 0, nb::arg("start") = nb::none(), nb::arg("end") = nb::none(),
+           nb::arg("step") = 1)
+      .def("as_strided", [](const Tensor& t, nb::handle size, nb::handle stride, std::optional<int64_t> offset) {
+        return t.as_strided(sizes_from_object(size, "as_strided"), sizes_from_object(stride, "as_strided"), offset);
+      }, nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none())
+      .def("select", &Tensor::select, nb::arg("dim"), nb::arg("index"))
+      .def("squeeze", [](const Tensor& t, std::optional<int64_t> d) { return d ? t.squeeze(*d) : t.squeeze(); },
+           nb::arg("dim") = nb::none())
+      .def("unsqueeze", &Tensor::unsqueeze, nb::arg("dim"))
+      .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0, nb::arg("end_dim") = -1);
+
+  // Copies and fills; in-place: return self (the same Python object, as PyTorch does).
+  cls.def("contiguous", &Tensor::contiguous)
+      .def("clone", &Tensor::clone)
+      .def("fill_", [](nb::handle self, const Scalar& v) { Tensor& t = nb::cast<Tensor&>(self); t.fill_(v); return nb::borrow(self); }, nb::arg("value"))
+      .def("zero_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.zero_(); return nb::borrow(self); })
+      .def("copy_", [](nb::handle self, const Tensor& src) { Tensor& t = nb::cast<Tensor&>(self); t.copy_(src); return nb::borrow(self); }, nb::arg("src"));
+
+  // Factories: empty(*size) and arange(end) / arange(start, end, step), with requires_grad=.
+  m.def("empty", [](nb::args size, const OptDType& dtype, const DeviceArg& device, bool rg) {
+    return grad_if(empty(sizes_from_args(size, "empty"), options(dtype, device)), rg);
+  }, nb::arg("size"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("arange", [](const Scalar& end, const OptDType& dtype, const DeviceArg& device, bool rg) {
+    return grad_if(arange(end, options(dtype, device)), rg);
+  }, nb::arg("end"), nb::kw_only(), nb::arg("dtype") = nb::none(), nb::arg("device") = nb::none(),
+     nb::arg("requires_grad") = false);
+  m.def("arange", [](const Scalar& start, const Scalar& end, const Scalar& step, const OptDType& dtype,
+                     const DeviceArg& device, bool rg) {
+    return grad_if(arange(start, end, step, options(dtype, device)), rg);
+  }, nb::arg("start"), nb::arg("end"), nb::arg("step") = 1, nb::kw_only(), nb::arg("dtype") = nb::none(),
+     nb::arg("device") = nb::none(), nb::arg("requires_grad") = false);
+
+  // ---- the ops of tessera/ops/shape.h ----
   for (const char* name : {"cat", "concat", "concatenate"}) {
     m.def(name, [](const std::vector<Tensor>& tensors, int64_t dim, nb::handle out) {
       return with_out(out, [&] { return cat(tensors, dim); }, [&](Tensor& o) { cat_out(o, tensors, dim); });

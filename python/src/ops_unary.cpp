@@ -1,7 +1,7 @@
 // Python bindings of the unary ops (tessera/ops/unary.h): module functions with
 // out=, methods, in-place methods returning self, and the operators __abs__ and
-// __invert__. neg, exp and relu also have bindings in tensor_methods.cpp; the
-// defs here add their out= overloads.
+// __invert__ (__neg__ is in tensor_methods.cpp). neg, exp and relu are bound
+// first in their plain forms, then their out= overloads.
 #include "common.h"
 
 namespace tessera::python {
@@ -28,7 +28,17 @@ namespace tessera::python {
   X(ceil) X(round) X(trunc) X(logical_not) X(bitwise_not)
 
 void register_unary_ops(nb::module_& m, nb::class_<Tensor>& cls) {
-  // out= overloads of the ops bound in tensor_methods.cpp.
+  // neg, exp, relu: methods, in-place methods (returning self) and plain module functions.
+  cls.def("neg", &Tensor::neg)
+      .def("exp", &Tensor::exp)
+      .def("relu", &Tensor::relu)
+      .def("neg_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.neg_(); return nb::borrow(self); })
+      .def("exp_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.exp_(); return nb::borrow(self); })
+      .def("relu_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.relu_(); return nb::borrow(self); });
+  m.def("neg", [](const Tensor& a) { return neg(a); }, nb::arg("input"));
+  m.def("exp", [](const Tensor& a) { return exp(a); }, nb::arg("input"));
+  m.def("relu", [](const Tensor& a) { return relu(a); }, nb::arg("input"));
+  // Their out= overloads.
   TSR_PY_UNARY_FN(neg)
   TSR_PY_UNARY_FN(exp)
   TSR_PY_UNARY_FN(relu)

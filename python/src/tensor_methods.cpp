@@ -1,6 +1,11 @@
-// Tensor properties, conversions, views, ops (as methods and module functions) and
-// the Python arithmetic operators. Every call goes straight to the C++ API, which
-// does the checking; errors come back through the translator in errors.cpp.
+// What the Tensor class has besides the op library: properties (shape, dtype,
+// device, strides, ...), conversions (to, cpu, item, tolist), repr, the T
+// property, the Python arithmetic operators (+, -, *, /, @ with their reflected
+// and in-place forms: protocol sugar over the ops) and the module functions
+// equal and allclose. The dispatcher ops themselves (add, view, sum, mm, ...)
+// are bound in their families' files, ops_<family>.cpp. Every call goes
+// straight to the C++ API, which does the checking; errors come back through
+// the translator in errors.cpp.
 #include "common.h"
 
 #include <string>
@@ -9,9 +14,6 @@ namespace tessera::python {
 namespace {
 
 using OptDType = std::optional<DType>;
-std::optional<ScalarType> unwrap(const OptDType& d) {
-  return d ? std::optional<ScalarType>(d->type) : std::nullopt;
-}
 
 nb::tuple to_tuple(IntArrayRef v) {
   nb::list l;
@@ -64,26 +66,6 @@ nb::object tolist(const Tensor& t) {
   return items.at(0);
 }
 
-std::vector<int64_t> dims_of(nb::handle dim) {
-  return sizes_from_object(dim, "sum");
-}
-
-Tensor sum_impl(const Tensor& t, nb::handle dim, bool keepdim, const OptDType& dtype) {
-  if (dim.is_none()) {
-    if (keepdim) {
-      std::vector<int64_t> all(static_cast<size_t>(t.dim()));
-      for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int64_t>(i);
-      return t.sum(all, true, unwrap(dtype));
-    }
-    return t.sum(unwrap(dtype));
-  }
-  return t.sum(dims_of(dim), keepdim, unwrap(dtype));
-}
-
-std::optional<std::string_view> rounding(const std::optional<std::string>& s) {
-  return s ? std::optional<std::string_view>(*s) : std::nullopt;
-}
-
 }  // namespace
 
 void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
@@ -122,77 +104,12 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
         return d ? t.to(*dev, d->type) : t.to(*dev);
       }, nb::arg("device"), nb::arg("dtype") = nb::none())
       .def("cpu", &Tensor::cpu)
-      .def("contiguous", &Tensor::contiguous)
-      .def("clone", &Tensor::clone);
-
-  // Views: metadata only, sharing storage.
-  cls.def("view", [](const Tensor& t, nb::args a) { return t.view(sizes_from_args(a, "view")); })
-      .def("reshape", [](const Tensor& t, nb::args a) { return t.reshape(sizes_from_args(a, "reshape")); })
-      .def("permute", [](const Tensor& t, nb::args a) { return t.permute(sizes_from_args(a, "permute")); })
-      .def("expand", [](const Tensor& t, nb::args a) { return t.expand(sizes_from_args(a, "expand")); })
-      .def("transpose", &Tensor::transpose, nb::arg("dim0"), nb::arg("dim1"))
-      .def("t", &Tensor::t)
+      // The reversed dims (a permute view), as PyTorch's Tensor.T.
       .def_prop_ro("T", [](const Tensor& t) {
         std::vector<int64_t> d(static_cast<size_t>(t.dim()));
         for (size_t i = 0; i < d.size(); ++i) d[i] = t.dim() - 1 - static_cast<int64_t>(i);
         return t.permute(d);
-      })
-      .def("narrow", &Tensor::narrow, nb::arg("dim"), nb::arg("start"), nb::arg("length"))
-      .def("slice", &Tensor::slice, nb::arg("dim") = 0, nb::arg("start") = nb::none(), nb::arg("end") = nb::none(),
-           nb::arg("step") = 1)
-      .def("as_strided", [](const Tensor& t, nb::handle size, nb::handle stride, std::optional<int64_t> offset) {
-        return t.as_strided(sizes_from_object(size, "as_strided"), sizes_from_object(stride, "as_strided"), offset);
-      }, nb::arg("size"), nb::arg("stride"), nb::arg("storage_offset") = nb::none())
-      .def("select", &Tensor::select, nb::arg("dim"), nb::arg("index"))
-      .def("squeeze", [](const Tensor& t, std::optional<int64_t> d) { return d ? t.squeeze(*d) : t.squeeze(); },
-           nb::arg("dim") = nb::none())
-      .def("unsqueeze", &Tensor::unsqueeze, nb::arg("dim"))
-      .def("flatten", &Tensor::flatten, nb::arg("start_dim") = 0, nb::arg("end_dim") = -1);
-
-  // Ops as methods.
-  cls.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return a.add(b, alpha); },
-          nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.add(b, alpha); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return a.sub(b, alpha); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.sub(b, alpha); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("mul", [](const Tensor& a, const Tensor& b) { return a.mul(b); }, nb::arg("other"))
-      .def("mul", [](const Tensor& a, const Scalar& b) { return a.mul(b); }, nb::arg("other"))
-      .def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
-           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none())
-      .def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
-           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none())
-      .def("neg", &Tensor::neg)
-      .def("exp", &Tensor::exp)
-      .def("relu", &Tensor::relu)
-      .def("sum", &sum_impl, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
-           nb::arg("dtype") = nb::none())
-      // GEMMs can run long: other Python threads run meanwhile. Safe because the
-      // arguments' Python objects keep every input storage (and any DLPack
-      // producer) alive, so no producer deleter can run without the GIL here.
-      .def("matmul", &Tensor::matmul, nb::arg("other"), nb::call_guard<nb::gil_scoped_release>())
-      .def("mm", &Tensor::mm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>())
-      .def("nonzero", &Tensor::nonzero)
-      .def("bmm", &Tensor::bmm, nb::arg("mat2"), nb::call_guard<nb::gil_scoped_release>())
-      // In-place: return self (the same Python object, as PyTorch does).
-      .def("fill_", [](nb::handle self, const Scalar& v) { Tensor& t = nb::cast<Tensor&>(self); t.fill_(v); return nb::borrow(self); }, nb::arg("value"))
-      .def("zero_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.zero_(); return nb::borrow(self); })
-      .def("copy_", [](nb::handle self, const Tensor& src) { Tensor& t = nb::cast<Tensor&>(self); t.copy_(src); return nb::borrow(self); }, nb::arg("src"))
-      .def("add_", [](nb::handle self, const Tensor& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.add_(o, alpha); return nb::borrow(self); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("add_", [](nb::handle self, const Scalar& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.add_(o, alpha); return nb::borrow(self); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("sub_", [](nb::handle self, const Tensor& o, const Scalar& alpha) { Tensor& t = nb::cast<Tensor&>(self); t.sub_(o, alpha); return nb::borrow(self); },
-           nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1)
-      .def("mul_", [](nb::handle self, const Tensor& o) { Tensor& t = nb::cast<Tensor&>(self); t.mul_(o); return nb::borrow(self); }, nb::arg("other"))
-      .def("mul_", [](nb::handle self, const Scalar& o) { Tensor& t = nb::cast<Tensor&>(self); t.mul_(o); return nb::borrow(self); }, nb::arg("other"))
-      .def("div_", [](nb::handle self, const Tensor& o, const std::optional<std::string>& r) { Tensor& t = nb::cast<Tensor&>(self); t.div_(o, rounding(r)); return nb::borrow(self); },
-           nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none())
-      .def("neg_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.neg_(); return nb::borrow(self); })
-      .def("exp_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.exp_(); return nb::borrow(self); })
-      .def("relu_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.relu_(); return nb::borrow(self); });
+      });
 
   // NumPy defers to our reflected operators (np.float32(2) * t calls
   // t.__rmul__) instead of building an object array of tensors.
@@ -231,33 +148,7 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
         return nb::borrow(self);
       }, nb::is_operator());
 
-  // The same ops as module functions (tessera.add(a, b), ...).
-  m.def("add", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return add(a, b, alpha); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
-  m.def("add", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.add(b, alpha); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
-  m.def("sub", [](const Tensor& a, const Tensor& b, const Scalar& alpha) { return sub(a, b, alpha); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
-  m.def("sub", [](const Tensor& a, const Scalar& b, const Scalar& alpha) { return a.sub(b, alpha); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("alpha") = 1);
-  m.def("mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, nb::arg("input"), nb::arg("other"));
-  m.def("mul", [](const Tensor& a, const Scalar& b) { return a.mul(b); }, nb::arg("input"), nb::arg("other"));
-  m.def("div", [](const Tensor& a, const Tensor& b, const std::optional<std::string>& r) { return div(a, b, rounding(r)); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
-  m.def("div", [](const Tensor& a, const Scalar& b, const std::optional<std::string>& r) { return a.div(b, rounding(r)); },
-        nb::arg("input"), nb::arg("other"), nb::kw_only(), nb::arg("rounding_mode") = nb::none());
-  m.def("neg", [](const Tensor& a) { return neg(a); }, nb::arg("input"));
-  m.def("exp", [](const Tensor& a) { return exp(a); }, nb::arg("input"));
-  m.def("relu", [](const Tensor& a) { return relu(a); }, nb::arg("input"));
-  m.def("sum", &sum_impl, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::kw_only(),
-        nb::arg("dtype") = nb::none());
-  m.def("matmul", [](const Tensor& a, const Tensor& b) { return matmul(a, b); }, nb::arg("input"), nb::arg("other"),
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("mm", [](const Tensor& a, const Tensor& b) { return mm(a, b); }, nb::arg("input"), nb::arg("mat2"),
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("bmm", [](const Tensor& a, const Tensor& b) { return bmm(a, b); }, nb::arg("input"), nb::arg("mat2"),
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("nonzero", [](const Tensor& a) { return nonzero(a); }, nb::arg("input"));
+  // Whole-tensor comparisons returning a bool (tensor.h functions, not dispatcher ops).
   m.def("equal", [](const Tensor& a, const Tensor& b) { return equal(a, b); }, nb::arg("input"), nb::arg("other"));
   m.def("allclose", [](const Tensor& a, const Tensor& b, double rtol, double atol) { return allclose(a, b, rtol, atol); },
         nb::arg("input"), nb::arg("other"), nb::arg("rtol") = 1e-5, nb::arg("atol") = 1e-8);
