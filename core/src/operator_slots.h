@@ -1,7 +1,7 @@
-// Internal: the slots of an Operator that only the core fills and reads — its
-// plugin kernel tables (plugin_kernels.h), its autograd rule (autograd/rules.h)
-// and its pointwise lane (pointwise_lane.h). Kept out of the public header so
-// that users of tessera/dispatcher.h cannot replace them.
+// Internal: the slots of an Operator that only the core fills — its plugin
+// kernel tables (plugin_kernels.h), its autograd rule (autograd/rules.h), its
+// pointwise lane (pointwise_lane.h) and its family (ops/op_handle.h). Kept out
+// of the public header so that users of tessera/dispatcher.h cannot replace them.
 //
 // Reads are lock-free (acquire); the kernel tables and the rule are published
 // with release stores by their owners, which serialize their own writers; the
@@ -30,6 +30,8 @@ struct OperatorSlots {
   /// For a pointwise structured op: what its unboxed fast lane needs, or null.
   [[gnu::always_inline]] static const PointwiseLane* pointwise_lane(const Operator& op) { return op.pointwise_lane_; }
   static void set_pointwise_lane(Operator& op, const PointwiseLane* lane) { op.pointwise_lane_ = lane; }
+  /// Set once, at declaration, by the op's handle (ops/op_handle.h).
+  static void set_family(Operator& op, const char* family) { op.family_ = family; }
 };
 
 }  // namespace tessera::detail

@@ -1,5 +1,7 @@
-// The C++ API: Tensor methods, free functions and factories, each a thin boxing
-// of its arguments followed by one dispatcher call.
+// The Tensor class beyond its ops (each op family's file holds its Tensor
+// methods): metadata accessors, conversions (to, item, to_vector), the factories
+// that compose empty and fill_/copy_ (zeros, ones, full, tensor, from_blob),
+// equal and allclose.
 #include <tessera/autograd/function.h>
 #include <tessera/dispatcher.h>
 #include <tessera/error.h>
@@ -15,7 +17,6 @@
 
 namespace tessera {
 
-using ops::call;
 using V = IValue;
 
 void Tensor::throw_undefined() { throw ValueError("operation on an undefined tensor"); }
@@ -52,150 +53,9 @@ template float* Tensor::data_ptr<float>() const;
 template double* Tensor::data_ptr<double>() const;
 
 // ---- views ----
-Tensor Tensor::view(IntArrayRef size) const { return call(ops::op_view(), {V::of(*this), V::of(size)}); }
-Tensor Tensor::reshape(IntArrayRef shape) const { return call(ops::op_reshape(), {V::of(*this), V::of(shape)}); }
-Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
-  return call(ops::op_transpose(), {V::of(*this), V::of(d0), V::of(d1)});
-}
-Tensor Tensor::t() const {
-  TSR_CHECK(dim() <= 2, ValueError, "t: expects a tensor with <= 2 dimensions, got ", dim(), " (shape ", sizes(),
-            "); use transpose or permute");
-  return dim() < 2 ? transpose(0, 0) : transpose(0, 1);
-}
-Tensor Tensor::permute(IntArrayRef dims) const { return call(ops::op_permute(), {V::of(*this), V::of(dims)}); }
-Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
-  return call(ops::op_narrow(), {V::of(*this), V::of(dim), V::of(start), V::of(length)});
-}
-Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
-  return call(ops::op_slice(), {V::of(*this), V::of(dim), start ? V::of(*start) : V::none(),
-                                end ? V::of(*end) : V::none(), V::of(step)});
-}
-Tensor Tensor::select(int64_t dim, int64_t index) const {
-  return call(ops::op_select(), {V::of(*this), V::of(dim), V::of(index)});
-}
-Tensor Tensor::squeeze() const { return call(ops::op_squeeze(), {V::of(*this)}); }
-Tensor Tensor::squeeze(int64_t dim) const { return call(ops::op_squeeze_dim(), {V::of(*this), V::of(dim)}); }
-Tensor Tensor::unsqueeze(int64_t dim) const { return call(ops::op_unsqueeze(), {V::of(*this), V::of(dim)}); }
-Tensor Tensor::expand(IntArrayRef size) const { return call(ops::op_expand(), {V::of(*this), V::of(size)}); }
-Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) const {
-  return call(ops::op_as_strided(), {V::of(*this), V::of(size), V::of(stride), offset ? V::of(*offset) : V::none()});
-}
-Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
-  const int64_t n = dim();
-  if (n == 0) return reshape({1});
-  auto wrap = [&](int64_t d) {
-    TSR_CHECK(d >= -n && d < n, IndexError, "flatten: dimension ", d, " is out of range for a tensor of ", n,
-              " dimension(s)");
-    return d < 0 ? d + n : d;
-  };
-  const int64_t s = wrap(start_dim), e = wrap(end_dim);
-  TSR_CHECK(s <= e, ValueError, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim);
-  DimVector shape;
-  int64_t merged = 1;
-  for (int64_t d = 0; d < n; ++d) {
-    if (d < s || d > e) {
-      shape.push_back(size(d));
-    } else {
-      merged *= size(d);  // fits: a product of this tensor's sizes (checked_math.h)
-      if (d == e) shape.push_back(merged);
-    }
-  }
-  return reshape(shape);
-}
-Tensor Tensor::contiguous() const {
-  if (is_contiguous()) return *this;  // the common case costs no dispatch
-  return call(ops::op_contiguous(), {V::of(*this)});
-}
-Tensor Tensor::clone() const { return call(ops::op_clone(), {V::of(*this)}); }
-
-// ---- ops ----
-namespace ops {
-Tensor wrapped_number(const Scalar& s, Device device) {
-  Tensor t = empty_on({}, s.default_dtype() == kDefaultFloat ? kDouble : s.default_dtype(), device);
-  t.fill_(s);
-  t.unsafeGetTensorImpl()->set_wrapped_number(true);
-  return t;
-}
-}  // namespace ops
-
-// Pointwise ops try the lane with their typed arguments (no boxing);
-// call_pointwise boxes them only for the dispatcher.
-Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return call_pointwise(ops::cached_op<ops::op_add>(), a, b, alpha);
-}
-Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  return call_pointwise(ops::cached_op<ops::op_sub>(), a, b, alpha);
-}
-Tensor mul(const Tensor& a, const Tensor& b) { return call_pointwise(ops::cached_op<ops::op_mul>(), a, b); }
-Tensor div(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode) {
-  return call(ops::op_div(), {V::of(a), V::of(b), mode ? V::of(*mode) : V::none()});
-}
-Tensor neg(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_neg>(), a); }
-Tensor exp(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_exp>(), a); }
-Tensor relu(const Tensor& a) { return call_pointwise(ops::cached_op<ops::op_relu>(), a); }
-Tensor sum(const Tensor& a, std::optional<ScalarType> dtype) {
-  return call(ops::op_sum(), {V::of(a), V::none(), V::of(false), dtype ? V::of(*dtype) : V::none()});
-}
-Tensor sum(const Tensor& a, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return call(ops::op_sum(), {V::of(a), V::of(dim), V::of(keepdim), dtype ? V::of(*dtype) : V::none()});
-}
-Tensor mm(const Tensor& a, const Tensor& b) { return call(ops::op_mm(), {V::of(a), V::of(b)}); }
-Tensor bmm(const Tensor& a, const Tensor& b) { return call(ops::op_bmm(), {V::of(a), V::of(b)}); }
-Tensor matmul(const Tensor& a, const Tensor& b) { return call(ops::op_matmul(), {V::of(a), V::of(b)}); }
-Tensor nonzero(const Tensor& a) { return call(ops::op_nonzero(), {V::of(a)}); }
-
 ScalarType result_type(const Tensor& a, const Tensor& b) {
   TSR_CHECK(a.defined() && b.defined(), ValueError, "result_type: undefined tensor");
   return tessera::result_type({a.unsafeGetTensorImpl(), b.unsafeGetTensorImpl()});
-}
-
-Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return tessera::add(*this, o, alpha); }
-Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const {
-  return tessera::add(*this, ops::wrapped_number(o, device()), alpha);
-}
-Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return tessera::sub(*this, o, alpha); }
-Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const {
-  return tessera::sub(*this, ops::wrapped_number(o, device()), alpha);
-}
-Tensor Tensor::mul(const Tensor& o) const { return tessera::mul(*this, o); }
-Tensor Tensor::mul(const Scalar& o) const { return tessera::mul(*this, ops::wrapped_number(o, device())); }
-Tensor Tensor::div(const Tensor& o, std::optional<std::string_view> m) const { return tessera::div(*this, o, m); }
-Tensor Tensor::div(const Scalar& o, std::optional<std::string_view> m) const {
-  return tessera::div(*this, ops::wrapped_number(o, device()), m);
-}
-Tensor Tensor::neg() const { return tessera::neg(*this); }
-Tensor Tensor::exp() const { return tessera::exp(*this); }
-Tensor Tensor::relu() const { return tessera::relu(*this); }
-Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return tessera::sum(*this, dtype); }
-Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
-  return tessera::sum(*this, dim, keepdim, dtype);
-}
-Tensor Tensor::mm(const Tensor& o) const { return tessera::mm(*this, o); }
-Tensor Tensor::bmm(const Tensor& o) const { return tessera::bmm(*this, o); }
-Tensor Tensor::matmul(const Tensor& o) const { return tessera::matmul(*this, o); }
-Tensor Tensor::nonzero() const { return tessera::nonzero(*this); }
-
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return ops::call_inplace(*this, ops::op_add_(), {V::of(o), V::of(alpha)}); }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) {
-  const Tensor w = ops::wrapped_number(o, device());
-  return ops::call_inplace(*this, ops::op_add_(), {V::of(w), V::of(alpha)});
-}
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return ops::call_inplace(*this, ops::op_sub_(), {V::of(o), V::of(alpha)}); }
-Tensor& Tensor::mul_(const Tensor& o) { return ops::call_inplace(*this, ops::op_mul_(), {V::of(o)}); }
-Tensor& Tensor::mul_(const Scalar& o) {
-  const Tensor w = ops::wrapped_number(o, device());
-  return ops::call_inplace(*this, ops::op_mul_(), {V::of(w)});
-}
-Tensor& Tensor::div_(const Tensor& o, std::optional<std::string_view> m) {
-  return ops::call_inplace(*this, ops::op_div_(), {V::of(o), m ? V::of(*m) : V::none()});
-}
-Tensor& Tensor::neg_() { return ops::call_inplace(*this, ops::op_neg_(), {}); }
-Tensor& Tensor::exp_() { return ops::call_inplace(*this, ops::op_exp_(), {}); }
-Tensor& Tensor::relu_() { return ops::call_inplace(*this, ops::op_relu_(), {}); }
-Tensor& Tensor::fill_(const Scalar& value) { return ops::call_inplace(*this, ops::op_fill_(), {V::of(value)}); }
-Tensor& Tensor::zero_() { return fill_(0); }
-Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
-  return ops::call_inplace(*this, ops::op_copy_(), {V::of(src), V::of(non_blocking)});
 }
 
 // ---- conversion ----
@@ -221,11 +81,11 @@ Tensor Tensor::to(Device device, ScalarType dtype) const {
     out.copy_(*this);
     return out;
   }
-  if (dtype == scalar_type()) return ops::transfer(ops::op_copy_(), *this, device);  // no kernel needed
+  if (dtype == scalar_type()) return ops::transfer("copy_", *this, device);  // no kernel needed
   // Cast on the host side of the move, where kernels are sure to exist: after
   // the move when the target is host memory, else before it.
-  if (device_entry(device).host_accessible()) return ops::transfer(ops::op_copy_(), *this, device).to(dtype);
-  return ops::transfer(ops::op_copy_(), to(dtype), device);
+  if (device_entry(device).host_accessible()) return ops::transfer("copy_", *this, device).to(dtype);
+  return ops::transfer("copy_", to(dtype), device);
 }
 Tensor Tensor::to(Device device) const { return to(device, scalar_type()); }
 Tensor Tensor::to(ScalarType dtype) const { return to(device(), dtype); }
@@ -271,22 +131,6 @@ Scalar Tensor::item() const {
 }
 
 // ---- factories ----
-Tensor empty(IntArrayRef size, const TensorOptions& o) {
-  return call(ops::op_empty(), {V::of(size), V::of(o.dtype_or(kDefaultFloat)), V::of(o.device_or_cpu())});
-}
-Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
-  TSR_CHECK(size.size() == stride.size(), ValueError, "empty_strided: sizes ", size, " and strides ", stride,
-            " differ in length");
-  bool empty_tensor = false;
-  for (size_t i = 0; i < size.size(); ++i) {
-    TSR_CHECK(size[i] >= 0 && stride[i] >= 0, ValueError, "empty_strided: negative size or stride");
-    if (size[i] == 0) empty_tensor = true;
-  }
-  int64_t lo = 0, hi = 0, span = 0;
-  TSR_CHECK(empty_tensor || (!checked::extent(size, stride, lo, hi) && !checked::add(hi, 1, span)), ValueError,
-            "empty_strided: sizes ", size, " and strides ", stride, " reach beyond int64");
-  return empty({span}, o).as_strided(size, stride, 0);
-}
 Tensor zeros(IntArrayRef size, const TensorOptions& o) { return empty(size, o).fill_(0); }
 Tensor ones(IntArrayRef size, const TensorOptions& o) { return empty(size, o).fill_(1); }
 Tensor full(IntArrayRef size, const Scalar& v, const TensorOptions& o) {
@@ -298,12 +142,6 @@ Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype) {
 }
 Tensor zeros_like(const Tensor& self) { return empty_like(self).fill_(0); }
 Tensor ones_like(const Tensor& self) { return empty_like(self).fill_(1); }
-Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
-  return call(ops::op_arange(), {V::of(start), V::of(end), V::of(step),
-                                 o.dtype_opt() ? V::of(*o.dtype_opt()) : V::none(), V::of(o.device_or_cpu())});
-}
-
 namespace {
 template <typename T>
 Tensor tensor_from_host(const T* values, size_t n, ScalarType natural, const TensorOptions& o) {
@@ -387,25 +225,6 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
   const DimVector strides = contiguous_strides(sizes);
   return from_blob(data, sizes, strides, std::move(deleter), o);
 }
-
-// ---- operators ----
-Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
-Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
-Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
-Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
-Tensor operator-(const Tensor& a) { return neg(a); }
-Tensor operator+(const Tensor& a, const Scalar& b) { return a.add(b); }
-Tensor operator-(const Tensor& a, const Scalar& b) { return a.sub(b); }
-Tensor operator*(const Tensor& a, const Scalar& b) { return a.mul(b); }
-Tensor operator/(const Tensor& a, const Scalar& b) { return a.div(b); }
-Tensor operator+(const Scalar& a, const Tensor& b) { return b.add(a); }
-Tensor operator-(const Scalar& a, const Tensor& b) { return sub(ops::wrapped_number(a, b.device()), b); }
-Tensor operator*(const Scalar& a, const Tensor& b) { return b.mul(a); }
-Tensor operator/(const Scalar& a, const Tensor& b) { return div(ops::wrapped_number(a, b.device()), b); }
-Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
-Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
-Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
-Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
 
 bool equal(const Tensor& a, const Tensor& b) {
   if (!a.sizes().equals(b.sizes()) || a.scalar_type() != b.scalar_type()) return false;

@@ -128,6 +128,9 @@ class Operator {
   const Schema& schema() const { return schema_; }
   uint32_t flags() const { return flags_; }
   bool is_structured() const { return meta_ != nullptr; }
+  /// The op family that declares it ("unary", "binary", ..., docs/ops/<family>.md),
+  /// or "" for an op declared outside the library (a test's, a user's).
+  const char* family() const { return family_; }
   MetaFn meta() const { return meta_; }
 
   /// The kernel that runs for key `bit`, or null: O(1), lock-free.
@@ -145,6 +148,7 @@ class Operator {
   Schema schema_;
   uint32_t flags_;
   MetaFn meta_ = nullptr;
+  const char* family_ = "";
   const Operator* kernel_source_ = nullptr;
   const PointwiseLane* pointwise_lane_ = nullptr;
   const KernelFunction* backend_default_ = nullptr;  // what backend slots hold unless overridden

@@ -1,4 +1,6 @@
-// tessera/tensor.h — the Tensor handle, TensorOptions, factories and ops.
+// tessera/tensor.h — the Tensor handle, TensorOptions and factories; each op
+// family's header (tessera/ops/<family>.h, included at the end) adds its free
+// functions, and its <family>_methods.inc its Tensor methods.
 //
 // Names and argument order follow ATen (at::Tensor) wherever the op exists there.
 // A Tensor is a reference-counted handle to a TensorImpl; copying a Tensor shares
@@ -85,58 +87,6 @@ class Tensor {
   T* data_ptr() const;
   const Storage& storage() const { return checked().storage(); }
 
-  // ---- views: metadata only, every device ----
-  Tensor view(IntArrayRef size) const;
-  Tensor reshape(IntArrayRef shape) const;
-  Tensor transpose(int64_t dim0, int64_t dim1) const;
-  Tensor t() const;
-  Tensor permute(IntArrayRef dims) const;
-  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
-  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
-               std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
-  Tensor select(int64_t dim, int64_t index) const;
-  Tensor squeeze() const;
-  Tensor squeeze(int64_t dim) const;
-  Tensor unsqueeze(int64_t dim) const;
-  Tensor expand(IntArrayRef size) const;
-  Tensor as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> storage_offset = std::nullopt) const;
-  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
-  /// This tensor if contiguous, else a contiguous copy.
-  Tensor contiguous() const;
-  Tensor clone() const;
-
-  // ---- ops ----
-  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
-  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor mul(const Tensor& other) const;
-  Tensor mul(const Scalar& other) const;
-  Tensor div(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor div(const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt) const;
-  Tensor neg() const;
-  Tensor exp() const;
-  Tensor relu() const;
-  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
-  Tensor mm(const Tensor& other) const;
-  Tensor bmm(const Tensor& other) const;
-  Tensor matmul(const Tensor& other) const;
-  /// Indices of the non-zero elements, shape [n, dim()] (int64); n depends on the data.
-  Tensor nonzero() const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& mul_(const Tensor& other);
-  Tensor& mul_(const Scalar& other);
-  Tensor& div_(const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-  Tensor& neg_();
-  Tensor& exp_();
-  Tensor& relu_();
-  Tensor& fill_(const Scalar& value);
-  Tensor& zero_();
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
-
   // ---- the op library's methods, one file per family ----
 #include <tessera/ops/unary_methods.inc>
 #include <tessera/ops/binary_methods.inc>
@@ -178,19 +128,13 @@ class Tensor {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
-// ---- factories ----
-Tensor empty(IntArrayRef size, const TensorOptions& options = {});
-Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {});
+// ---- factories that compose empty and fill_/copy_ (empty and arange are ops: ops/shape.h) ----
 Tensor zeros(IntArrayRef size, const TensorOptions& options = {});
 Tensor ones(IntArrayRef size, const TensorOptions& options = {});
 Tensor full(IntArrayRef size, const Scalar& fill_value, const TensorOptions& options = {});
 Tensor empty_like(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 Tensor zeros_like(const Tensor& self);
 Tensor ones_like(const Tensor& self);
-/// [0, end) (or [start, end) by step). dtype: int64 if all bounds are integers,
-/// else the default float, unless given.
-Tensor arange(const Scalar& end, const TensorOptions& options = {});
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 /// A 1-D tensor holding `values` (copied), on options' device (cpu by default).
 /// dtype defaults to bool / int64 / float32 / float64 for bool / integer / float / double.
 Tensor tensor(std::initializer_list<double> values, const TensorOptions& options = {});
@@ -210,40 +154,8 @@ Tensor from_blob(void* data, IntArrayRef sizes, std::function<void(void*)> delet
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, std::function<void(void*)> deleter,
                  const TensorOptions& options = {});
 
-// ---- ops (free-function forms) ----
-Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
-Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
-Tensor mul(const Tensor& self, const Tensor& other);
-Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
-Tensor neg(const Tensor& self);
-Tensor exp(const Tensor& self);
-Tensor relu(const Tensor& self);
-Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
-Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
-Tensor mm(const Tensor& self, const Tensor& other);
-Tensor bmm(const Tensor& self, const Tensor& other);
-Tensor matmul(const Tensor& self, const Tensor& other);
-Tensor nonzero(const Tensor& self);
 /// The dtype an op on these operands computes in (PyTorch's result_type).
 ScalarType result_type(const Tensor& a, const Tensor& b);
-
-Tensor operator+(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a, const Tensor& b);
-Tensor operator*(const Tensor& a, const Tensor& b);
-Tensor operator/(const Tensor& a, const Tensor& b);
-Tensor operator-(const Tensor& a);
-Tensor operator+(const Tensor& a, const Scalar& b);
-Tensor operator-(const Tensor& a, const Scalar& b);
-Tensor operator*(const Tensor& a, const Scalar& b);
-Tensor operator/(const Tensor& a, const Scalar& b);
-Tensor operator+(const Scalar& a, const Tensor& b);
-Tensor operator-(const Scalar& a, const Tensor& b);
-Tensor operator*(const Scalar& a, const Tensor& b);
-Tensor operator/(const Scalar& a, const Tensor& b);
-Tensor& operator+=(Tensor& a, const Tensor& b);
-Tensor& operator-=(Tensor& a, const Tensor& b);
-Tensor& operator*=(Tensor& a, const Tensor& b);
-Tensor& operator/=(Tensor& a, const Tensor& b);
 
 /// Exact equality of shape, dtype and every element (compares on the host).
 bool equal(const Tensor& a, const Tensor& b);

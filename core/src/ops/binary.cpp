@@ -7,8 +7,6 @@
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
-#include <functional>
-
 #include "../operator_slots.h"
 #include "../pointwise_lane.h"
 #include "../structured.h"
@@ -52,18 +50,21 @@ void binary_meta(StructuredCall& c);
 // The dtypes the op computes in unchanged (no promotion needed): its pointwise
 // lane takes same-dtype, same-shape calls in these.
 template <Binary K>
-PointwiseLane binary_lane() {
-  PointwiseLane lane;
-  lane.num_tensors = 2;
-  lane.trailing = K == Binary::Add || K == Binary::Sub ? PointwiseLane::Trailing::Alpha
-                  : K == Binary::Div                   ? PointwiseLane::Trailing::NoneOnly
-                                                       : PointwiseLane::Trailing::Nothing;
-  for (int d = 0; d < kNumScalarTypes; ++d) {
-    const auto t = static_cast<ScalarType>(d);
-    if (compute_dtype<K>(t) == t) lane.dtypes |= uint16_t(1u << d);
-  }
-  lane.bool_result = writes_bool(K);
-  return lane;
+const PointwiseLane* binary_lane() {
+  static const PointwiseLane lane = [] {
+    PointwiseLane l;
+    l.num_tensors = 2;
+    l.trailing = K == Binary::Add || K == Binary::Sub ? PointwiseLane::Trailing::Alpha
+                 : K == Binary::Div                   ? PointwiseLane::Trailing::NoneOnly
+                                                      : PointwiseLane::Trailing::Nothing;
+    for (int d = 0; d < kNumScalarTypes; ++d) {
+      const auto t = static_cast<ScalarType>(d);
+      if (compute_dtype<K>(t) == t) l.dtypes |= uint16_t(1u << d);
+    }
+    l.bool_result = writes_bool(K);
+    return l;
+  }();
+  return &lane;
 }
 
 [[noreturn, gnu::cold]] void refuse_dtype(StructuredCall& c, Binary k, ScalarType common) {
@@ -128,24 +129,11 @@ void binary_meta(StructuredCall& c) {
   c.dispatch_dtype = compute;
 }
 
-Dispatcher& D() { return Dispatcher::instance(); }
+constexpr char kFamily[] = "binary";
 
-}  // namespace
-
-#define TSR_BINARY_OP(fn, K, schema, inplace_schema)                                                  \
-  const Operator& op_##fn() {                                                                         \
-    static const PointwiseLane lane = binary_lane<K>();                                               \
-    static const Operator& op = [] {                                                                  \
-      Operator& o = D().declare_structured(schema, kPointwise, &binary_meta<K, false>);                \
-      detail::OperatorSlots::set_pointwise_lane(o, &lane);                                                             \
-      return std::ref(o);                                                                             \
-    }();                                                                                              \
-    return op;                                                                                        \
-  }                                                                                                   \
-  const Operator& op_##fn##_() {                                                                      \
-    static const Operator& op = D().declare_inplace_variant(op_##fn(), inplace_schema, &binary_meta<K, true>); \
-    return op;                                                                                        \
-  }
+#define TSR_BINARY_OP(fn, K, schema, inplace_schema)                                                        \
+  constinit OpHandle op_##fn{structured(kFamily, schema, kPointwise, &binary_meta<K, false>, &binary_lane<K>)}; \
+  constinit OpHandle op_##fn##_{inplace_variant(kFamily, op_##fn, inplace_schema, &binary_meta<K, true>)};
 TSR_BINARY_OP(add, Binary::Add, "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
               "add_(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)")
 TSR_BINARY_OP(sub, Binary::Sub, "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -184,10 +172,11 @@ TSR_SIMPLE_BINARY_OP(bitwise_right_shift, Binary::RightShift, "other")
   X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor)       \
   X(bitwise_left_shift) X(bitwise_right_shift)
 
+}  // namespace
+
 void declare_binary_ops() {
-  for (auto f : {&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_}) f();
-#define X(fn) op_##fn(); op_##fn##_();
-  TSR_BINARY_OP_LIST(X)
+#define X(fn) &op_##fn, &op_##fn##_,
+  declare_now({&op_add, &op_add_, &op_sub, &op_sub_, &op_mul, &op_mul_, &op_div, &op_div_, TSR_BINARY_OP_LIST(X)});
 #undef X
 }
 
@@ -199,17 +188,21 @@ namespace {
 using V = IValue;
 using ops::call;
 
-Tensor& call_inplace(Tensor& self, const Operator& op, const Tensor& other) {
-  const IValue args[2] = {V::of(self), V::of(other)};
-  Tensor out;
-  Frame frame{args, 2, &out, 1};
-  Dispatcher::instance().call(op, frame);
-  return self;
-}
 Tensor num(const Scalar& s, const Tensor& like) { return ops::wrapped_number(s, like.device()); }
 }  // namespace
 
-// add/sub/mul/div: the functional forms are in tensor.cpp; number and out= forms here.
+// Pointwise ops try the lane with their typed arguments (no boxing);
+// call_pointwise boxes them only for the dispatcher.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return call_pointwise(ops::op_add(), self, other, alpha);
+}
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  return call_pointwise(ops::op_sub(), self, other, alpha);
+}
+Tensor mul(const Tensor& self, const Tensor& other) { return call_pointwise(ops::op_mul(), self, other); }
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  return call(ops::op_div(), {V::of(self), V::of(other), rounding_mode ? V::of(*rounding_mode) : V::none()});
+}
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha) { return add(self, num(other, self), alpha); }
 Tensor add(const Scalar& self, const Tensor& other, const Scalar& alpha) { return add(num(self, other), other, alpha); }
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha) { return sub(self, num(other, self), alpha); }
@@ -246,17 +239,67 @@ TSR_DIV_OUT(Tensor, Tensor)
 TSR_DIV_OUT(Tensor, Scalar)
 TSR_DIV_OUT(Scalar, Tensor)
 #undef TSR_DIV_OUT
+Tensor Tensor::add(const Tensor& other, const Scalar& alpha) const { return tessera::add(*this, other, alpha); }
+Tensor Tensor::add(const Scalar& other, const Scalar& alpha) const { return tessera::add(*this, other, alpha); }
+Tensor Tensor::sub(const Tensor& other, const Scalar& alpha) const { return tessera::sub(*this, other, alpha); }
+Tensor Tensor::sub(const Scalar& other, const Scalar& alpha) const { return tessera::sub(*this, other, alpha); }
+Tensor Tensor::mul(const Tensor& other) const { return tessera::mul(*this, other); }
+Tensor Tensor::mul(const Scalar& other) const { return tessera::mul(*this, other); }
+Tensor Tensor::div(const Tensor& other, std::optional<std::string_view> rounding_mode) const {
+  return tessera::div(*this, other, rounding_mode);
+}
+Tensor Tensor::div(const Scalar& other, std::optional<std::string_view> rounding_mode) const {
+  return tessera::div(*this, other, rounding_mode);
+}
+Tensor& Tensor::add_(const Tensor& other, const Scalar& alpha) {
+  return ops::call_inplace(*this, ops::op_add_(), {V::of(*this), V::of(other), V::of(alpha)});
+}
+Tensor& Tensor::add_(const Scalar& other, const Scalar& alpha) {
+  const Tensor w = num(other, *this);
+  return add_(w, alpha);
+}
+Tensor& Tensor::sub_(const Tensor& other, const Scalar& alpha) {
+  return ops::call_inplace(*this, ops::op_sub_(), {V::of(*this), V::of(other), V::of(alpha)});
+}
 Tensor& Tensor::sub_(const Scalar& other, const Scalar& alpha) {
   const Tensor w = num(other, *this);
   return sub_(w, alpha);
+}
+Tensor& Tensor::mul_(const Tensor& other) {
+  return ops::call_inplace(*this, ops::op_mul_(), {V::of(*this), V::of(other)});
+}
+Tensor& Tensor::mul_(const Scalar& other) {
+  const Tensor w = num(other, *this);
+  return mul_(w);
+}
+Tensor& Tensor::div_(const Tensor& other, std::optional<std::string_view> rounding_mode) {
+  return ops::call_inplace(*this, ops::op_div_(),
+                           {V::of(*this), V::of(other), rounding_mode ? V::of(*rounding_mode) : V::none()});
 }
 Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> rounding_mode) {
   const Tensor w = num(other, *this);
   return div_(w, rounding_mode);
 }
 
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator+(const Tensor& a, const Scalar& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Scalar& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Scalar& b) { return div(a, b); }
+Tensor operator+(const Scalar& a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Scalar& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Scalar& a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Scalar& a, const Tensor& b) { return div(a, b); }
+Tensor& operator+=(Tensor& a, const Tensor& b) { return a.add_(b); }
+Tensor& operator-=(Tensor& a, const Tensor& b) { return a.sub_(b); }
+Tensor& operator*=(Tensor& a, const Tensor& b) { return a.mul_(b); }
+Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
+
 #define TSR_BINARY_API(fn)                                                                                      \
-  Tensor fn(const Tensor& self, const Tensor& other) { return call_pointwise(ops::cached_op<ops::op_##fn>(), self, other); } \
+  Tensor fn(const Tensor& self, const Tensor& other) { return call_pointwise(ops::op_##fn(), self, other); }   \
   Tensor fn(const Tensor& self, const Scalar& other) { return fn(self, num(other, self)); }                    \
   Tensor fn(const Scalar& self, const Tensor& other) { return fn(num(self, other), other); }                   \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Tensor& other) {                                      \
@@ -270,10 +313,12 @@ Tensor& Tensor::div_(const Scalar& other, std::optional<std::string_view> roundi
   }                                                                                                             \
   Tensor Tensor::fn(const Tensor& other) const { return tessera::fn(*this, other); }                          \
   Tensor Tensor::fn(const Scalar& other) const { return tessera::fn(*this, other); }                          \
-  Tensor& Tensor::fn##_(const Tensor& other) { return call_inplace(*this, ops::op_##fn##_(), other); }       \
+  Tensor& Tensor::fn##_(const Tensor& other) {                                                                 \
+    return ops::call_inplace(*this, ops::op_##fn##_(), {V::of(*this), V::of(other)});                          \
+  }                                                                                                             \
   Tensor& Tensor::fn##_(const Scalar& other) {                                                                 \
     const Tensor w = num(other, *this);                                                                         \
-    return call_inplace(*this, ops::op_##fn##_(), w);                                                           \
+    return fn##_(w);                                                                                            \
   }
 TSR_BINARY_OP_LIST(TSR_BINARY_API)
 #undef TSR_BINARY_API

@@ -20,32 +20,10 @@
 #include "pointwise_util.h"
 
 namespace tessera::ops {
-
-// This family's ops (ops.h lists the core's shared ones).
-const Operator& op_index_select();
-const Operator& op_gather();
-const Operator& op_take();
-const Operator& op_scatter_();
-const Operator& op_scatter_value_();
-const Operator& op_scatter_add_();
-const Operator& op_index_add_();
-const Operator& op_masked_fill();
-const Operator& op_masked_fill_();
-const Operator& op_masked_select();
-const Operator& op_scatter();
-const Operator& op_scatter_value();
-const Operator& op_scatter_add();
-const Operator& op_index_add();
-const Operator& op_masked_fill_tensor();
-const Operator& op_masked_fill_tensor_();
-const Operator& op_embedding();
-const Operator& op_one_hot();
-
 namespace {
 
 using V = IValue;
 
-Dispatcher& D() { return Dispatcher::instance(); }
 
 
 int64_t dims_of(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
@@ -253,7 +231,7 @@ void masked_select_meta(StructuredCall& c) {
 
 // --- composites ---
 
-template <const Operator& (*InPlaceOp)()>
+template <const OpHandle& InPlaceOp>
 void clone_then(const Operator&, DispatchKeySet, Frame& f, void*) {
   const Tensor& self = *f.args[0].tensor;
   TSR_CHECK(self.defined(), ValueError, InPlaceOp().name(), ": undefined tensor argument");
@@ -270,6 +248,10 @@ void clone_then(const Operator&, DispatchKeySet, Frame& f, void*) {
 bool holds_data(const Tensor& t) { return !device_entry(t.device()).no_storage(); }
 
 // A 0-d tensor value as a number (meta tensors hold none: any number gives the shape).
+// Defined with the other handles below; the masked_fill.Tensor kernels call them.
+extern constinit OpHandle op_masked_fill;
+extern constinit OpHandle op_masked_fill_;
+
 Scalar value_of(const Operator& op, const Tensor& value) {
   TSR_CHECK(value.defined(), ValueError, op.name(), ": undefined value tensor");
   TSR_CHECK(value.dim() == 0, ValueError, op.name(), ": only a 0-d value tensor is supported, got shape ",
@@ -345,18 +327,11 @@ void one_hot_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = renamed_errors(op, [&] { return out.scatter_(-1, self.unsqueeze(-1), int64_t{1}); });
 }
 
-}  // namespace
 
-#define TSR_STRUCTURED(fn, schema, flags, meta)                                 \
-  const Operator& op_##fn() {                                                   \
-    static const Operator& op = D().declare_structured(schema, flags, meta);   \
-    return op;                                                                  \
-  }
-#define TSR_COMPOSITE(fn, schema, flags, kernel)                                \
-  const Operator& op_##fn() {                                                   \
-    static const Operator& op = D().declare_composite(schema, flags, kernel);  \
-    return op;                                                                  \
-  }
+constexpr char kFamily[] = "indexing";
+
+#define TSR_STRUCTURED(fn, schema, flags, meta) constinit OpHandle op_##fn{structured(kFamily, schema, flags, meta)};
+#define TSR_COMPOSITE(fn, schema, flags, kernel) constinit OpHandle op_##fn{composite(kFamily, schema, flags, kernel)};
 
 TSR_STRUCTURED(index_select, "index_select(Tensor self, int dim, Tensor index) -> Tensor", 0, &index_select_meta)
 TSR_STRUCTURED(gather, "gather(Tensor self, int dim, Tensor index) -> Tensor", 0, &gather_meta)
@@ -374,12 +349,8 @@ TSR_STRUCTURED(masked_fill, "masked_fill(Tensor self, Tensor mask, Scalar value)
                &masked_fill_meta<false>)
 TSR_STRUCTURED(masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor", kDataDependent,
                &masked_select_meta)
-const Operator& op_masked_fill_() {
-  static const Operator& op = D().declare_inplace_variant(
-      op_masked_fill(), "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)",
-      &masked_fill_meta<true>);
-  return op;
-}
+constinit OpHandle op_masked_fill_{inplace_variant(kFamily, op_masked_fill,
+    "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", &masked_fill_meta<true>)};
 TSR_COMPOSITE(scatter, "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0, &clone_then<op_scatter_>)
 TSR_COMPOSITE(scatter_value, "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", 0,
               &clone_then<op_scatter_value_>)
@@ -397,7 +368,6 @@ TSR_COMPOSITE(one_hot, "one_hot(Tensor self, int num_classes=-1) -> Tensor", 0, 
 #undef TSR_STRUCTURED
 #undef TSR_COMPOSITE
 
-namespace {
 void nonzero_meta(StructuredCall& c) {
   const Tensor& self = c.tensor_arg(0);
   c.device = self.device();
@@ -405,20 +375,16 @@ void nonzero_meta(StructuredCall& c) {
   c.set_tensor(0, self);
   c.dispatch_dtype = self.scalar_type();
 }
+
+constinit OpHandle op_nonzero{structured(kFamily, "nonzero(Tensor self) -> Tensor", kDataDependent, &nonzero_meta)};
+
 }  // namespace
 
-const Operator& op_nonzero() {
-  static const Operator& op =
-      Dispatcher::instance().declare_structured("nonzero(Tensor self) -> Tensor", kDataDependent, &nonzero_meta);
-  return op;
-}
-
 void declare_indexing_ops() {
-  for (auto f : {&op_nonzero, &op_index_select, &op_gather, &op_take, &op_scatter_, &op_scatter_value_,
-                 &op_scatter_add_, &op_index_add_, &op_masked_fill, &op_masked_fill_, &op_masked_select, &op_scatter,
-                 &op_scatter_value, &op_scatter_add, &op_index_add, &op_masked_fill_tensor, &op_masked_fill_tensor_,
-                 &op_embedding, &op_one_hot})
-    f();
+  declare_now({&op_nonzero, &op_index_select, &op_gather, &op_take, &op_scatter_, &op_scatter_value_, &op_scatter_add_,
+               &op_index_add_, &op_masked_fill, &op_masked_fill_, &op_masked_select, &op_scatter, &op_scatter_value,
+               &op_scatter_add, &op_index_add, &op_masked_fill_tensor, &op_masked_fill_tensor_, &op_embedding,
+               &op_one_hot});
 }
 
 }  // namespace tessera::ops
@@ -428,6 +394,9 @@ namespace tessera {
 
 using V = IValue;
 using ops::call;
+
+Tensor nonzero(const Tensor& self) { return call(ops::op_nonzero(), {V::of(self)}); }
+Tensor Tensor::nonzero() const { return tessera::nonzero(*this); }
 
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   return call(ops::op_index_select(), {V::of(self), V::of(dim), V::of(index)});
@@ -479,22 +448,23 @@ Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) co
   return tessera::scatter(*this, dim, index, value);
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return ops::call_inplace(*this, ops::op_scatter_(), {V::of(dim), V::of(index), V::of(src)});
+  return ops::call_inplace(*this, ops::op_scatter_(), {V::of(*this), V::of(dim), V::of(index), V::of(src)});
 }
 Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Scalar& value) {
-  return ops::call_inplace(*this, ops::op_scatter_value_(), {V::of(dim), V::of(index), V::of(value)});
+  return ops::call_inplace(*this, ops::op_scatter_value_(), {V::of(*this), V::of(dim), V::of(index), V::of(value)});
 }
 Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
   return tessera::scatter_add(*this, dim, index, src);
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return ops::call_inplace(*this, ops::op_scatter_add_(), {V::of(dim), V::of(index), V::of(src)});
+  return ops::call_inplace(*this, ops::op_scatter_add_(), {V::of(*this), V::of(dim), V::of(index), V::of(src)});
 }
 Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
   return tessera::index_add(*this, dim, index, source, alpha);
 }
 Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return ops::call_inplace(*this, ops::op_index_add_(), {V::of(dim), V::of(index), V::of(source), V::of(alpha)});
+  return ops::call_inplace(*this, ops::op_index_add_(),
+                           {V::of(*this), V::of(dim), V::of(index), V::of(source), V::of(alpha)});
 }
 Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
   return tessera::masked_fill(*this, mask, value);
@@ -503,10 +473,10 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
   return tessera::masked_fill(*this, mask, value);
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  return ops::call_inplace(*this, ops::op_masked_fill_(), {V::of(mask), V::of(value)});
+  return ops::call_inplace(*this, ops::op_masked_fill_(), {V::of(*this), V::of(mask), V::of(value)});
 }
 Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
-  return ops::call_inplace(*this, ops::op_masked_fill_tensor_(), {V::of(mask), V::of(value)});
+  return ops::call_inplace(*this, ops::op_masked_fill_tensor_(), {V::of(*this), V::of(mask), V::of(value)});
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return tessera::masked_select(*this, mask); }
 Tensor Tensor::take(const Tensor& index) const { return tessera::take(*this, index); }

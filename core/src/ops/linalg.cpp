@@ -184,46 +184,24 @@ void outer_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = a.unsqueeze(1).mul(b.unsqueeze(0));
 }
 
+constexpr char kFamily[] = "linalg";
+
+constinit OpHandle op_addmm{structured(kFamily,
+    "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", 0, &addmm_meta<false>)};
+constinit OpHandle op_addmm_{inplace_variant(kFamily, op_addmm,
+    "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
+    &addmm_meta<true>)};
+constinit OpHandle op_dot{composite(kFamily, "dot(Tensor self, Tensor tensor) -> Tensor", 0, &dot_kernel)};
+constinit OpHandle op_outer{composite(kFamily, "outer(Tensor self, Tensor vec2) -> Tensor", 0, &outer_kernel)};
+
+constinit OpHandle op_mm{structured(kFamily, "mm(Tensor self, Tensor mat2) -> Tensor", 0, &mm_meta)};
+constinit OpHandle op_bmm{structured(kFamily, "bmm(Tensor self, Tensor mat2) -> Tensor", 0, &bmm_meta)};
+constinit OpHandle op_matmul{composite(kFamily, "matmul(Tensor self, Tensor other) -> Tensor", 0, &matmul_kernel)};
+
 }  // namespace
 
-const Operator& op_addmm() {
-  static const Operator& op = Dispatcher::instance().declare_structured(
-      "addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor", 0, &addmm_meta<false>);
-  return op;
-}
-const Operator& op_addmm_() {
-  static const Operator& op = Dispatcher::instance().declare_inplace_variant(
-      op_addmm(), "addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)",
-      &addmm_meta<true>);
-  return op;
-}
-const Operator& op_dot() {
-  static const Operator& op =
-      Dispatcher::instance().declare_composite("dot(Tensor self, Tensor tensor) -> Tensor", 0, &dot_kernel);
-  return op;
-}
-const Operator& op_outer() {
-  static const Operator& op =
-      Dispatcher::instance().declare_composite("outer(Tensor self, Tensor vec2) -> Tensor", 0, &outer_kernel);
-  return op;
-}
-
-const Operator& op_mm() {
-  static const Operator& op = Dispatcher::instance().declare_structured("mm(Tensor self, Tensor mat2) -> Tensor", 0, &mm_meta);
-  return op;
-}
-const Operator& op_bmm() {
-  static const Operator& op = Dispatcher::instance().declare_structured("bmm(Tensor self, Tensor mat2) -> Tensor", 0, &bmm_meta);
-  return op;
-}
-const Operator& op_matmul() {
-  static const Operator& op =
-      Dispatcher::instance().declare_composite("matmul(Tensor self, Tensor other) -> Tensor", 0, &matmul_kernel);
-  return op;
-}
-
 void declare_linalg_ops() {
-  for (auto f : {&op_mm, &op_bmm, &op_matmul, &op_addmm, &op_addmm_, &op_dot, &op_outer}) f();
+  declare_now({&op_mm, &op_bmm, &op_matmul, &op_addmm, &op_addmm_, &op_dot, &op_outer});
 }
 
 }  // namespace tessera::ops
@@ -238,6 +216,14 @@ Tensor addmm(const Tensor& self, const Tensor& mat1, const Tensor& mat2, const S
 Tensor dot(const Tensor& self, const Tensor& tensor) { return ops::call(ops::op_dot(), {V::of(self), V::of(tensor)}); }
 Tensor outer(const Tensor& self, const Tensor& vec2) { return ops::call(ops::op_outer(), {V::of(self), V::of(vec2)}); }
 
+Tensor mm(const Tensor& self, const Tensor& mat2) { return ops::call(ops::op_mm(), {V::of(self), V::of(mat2)}); }
+Tensor bmm(const Tensor& self, const Tensor& mat2) { return ops::call(ops::op_bmm(), {V::of(self), V::of(mat2)}); }
+Tensor matmul(const Tensor& self, const Tensor& other) {
+  return ops::call(ops::op_matmul(), {V::of(self), V::of(other)});
+}
+Tensor Tensor::mm(const Tensor& mat2) const { return tessera::mm(*this, mat2); }
+Tensor Tensor::bmm(const Tensor& mat2) const { return tessera::bmm(*this, mat2); }
+Tensor Tensor::matmul(const Tensor& other) const { return tessera::matmul(*this, other); }
 Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) { return ops::assign_out("mm", mm(self, mat2), out); }
 Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
   return ops::assign_out("bmm", bmm(self, mat2), out);

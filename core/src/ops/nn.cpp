@@ -14,13 +14,12 @@
 
 namespace tessera::ops {
 
-const Operator& op_nll_loss_smoothed();  // below; cross_entropy calls it
-
 namespace {
+
+extern constinit OpHandle op_nll_loss_smoothed;  // below; cross_entropy calls it
 
 using V = IValue;
 
-Dispatcher& D() { return Dispatcher::instance(); }
 
 
 void check_floating(const Operator& op, const Tensor& t, const char* what) {
@@ -431,13 +430,9 @@ void cross_entropy_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   }
 }
 
-}  // namespace
+constexpr char kFamily[] = "nn";
 
-#define TSR_NN_STRUCTURED(fn, schema, meta)                                 \
-  const Operator& op_##fn() {                                                \
-    static const Operator& op = D().declare_structured(schema, 0, meta);     \
-    return op;                                                               \
-  }
+#define TSR_NN_STRUCTURED(fn, schema, meta) constinit OpHandle op_##fn{structured(kFamily, schema, 0, meta)};
 TSR_NN_STRUCTURED(softmax, "softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", &softmax_meta)
 TSR_NN_STRUCTURED(log_softmax, "log_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor", &softmax_meta)
 TSR_NN_STRUCTURED(layer_norm,
@@ -466,23 +461,18 @@ TSR_NN_STRUCTURED(avg_pool2d,
                   &pool2d_meta<false>)
 #undef TSR_NN_STRUCTURED
 
-const Operator& op_mse_loss() {
-  static const Operator& op =
-      D().declare_composite("mse_loss(Tensor self, Tensor target, str reduction=\"mean\") -> Tensor", 0, &mse_loss_kernel);
-  return op;
-}
-const Operator& op_cross_entropy() {
-  static const Operator& op = D().declare_composite(
-      "cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100, "
-      "float label_smoothing=0.0) -> Tensor",
-      0, &cross_entropy_kernel);
-  return op;
-}
+constinit OpHandle op_mse_loss{composite(kFamily,
+    "mse_loss(Tensor self, Tensor target, str reduction=\"mean\") -> Tensor", 0, &mse_loss_kernel)};
+constinit OpHandle op_cross_entropy{composite(kFamily,
+    "cross_entropy(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", int ignore_index=-100, "
+    "float label_smoothing=0.0) -> Tensor",
+    0, &cross_entropy_kernel)};
+
+}  // namespace
 
 void declare_nn_ops() {
-  for (auto f : {&op_softmax, &op_log_softmax, &op_layer_norm, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
-                 &op_max_pool2d, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy})
-    f();
+  declare_now({&op_softmax, &op_log_softmax, &op_layer_norm, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
+               &op_max_pool2d, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
 }
 
 }  // namespace tessera::ops

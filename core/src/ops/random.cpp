@@ -20,19 +20,7 @@
 #include "ops.h"
 
 namespace tessera::ops {
-
-const Operator& op_uniform_();
-const Operator& op_normal_();
-const Operator& op_random_();
-const Operator& op_bernoulli_float_();
-const Operator& op_bernoulli_tensor_();
-const Operator& op_randperm();
-const Operator& op_dropout();
-
 namespace {
-
-Dispatcher& D() { return Dispatcher::instance(); }
-
 
 // The seed and offset arguments, at positions i and i + 1.
 void set_stream(StructuredCall& c, int i) {
@@ -164,13 +152,9 @@ void dropout_meta(StructuredCall& c) {
   c.dispatch_dtype = input.scalar_type();
 }
 
-}  // namespace
+constexpr char kFamily[] = "random";
 
-#define TSR_RANDOM_OP(fn, schema, flags, meta)                                 \
-  const Operator& op_##fn() {                                                  \
-    static const Operator& op = D().declare_structured(schema, flags, meta);  \
-    return op;                                                                 \
-  }
+#define TSR_RANDOM_OP(fn, schema, flags, meta) constinit OpHandle op_##fn{structured(kFamily, schema, flags, meta)};
 TSR_RANDOM_OP(uniform_, "uniform_(Tensor(a!) self, float from=0, float to=1, *, int seed, int offset) -> Tensor(a!)",
               kInPlace, &uniform_meta)
 TSR_RANDOM_OP(normal_, "normal_(Tensor(a!) self, float mean=0, float std=1, *, int seed, int offset) -> Tensor(a!)",
@@ -188,10 +172,11 @@ TSR_RANDOM_OP(dropout, "dropout(Tensor input, float p, bool train, *, int seed, 
               &dropout_meta)
 #undef TSR_RANDOM_OP
 
+}  // namespace
+
 void declare_random_ops() {
-  for (auto f : {&op_uniform_, &op_normal_, &op_random_, &op_bernoulli_float_, &op_bernoulli_tensor_, &op_randperm,
-                 &op_dropout})
-    f();
+  declare_now({&op_uniform_, &op_normal_, &op_random_, &op_bernoulli_float_, &op_bernoulli_tensor_, &op_randperm,
+               &op_dropout});
 }
 
 }  // namespace tessera::ops

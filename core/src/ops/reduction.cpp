@@ -302,27 +302,14 @@ void arg_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = std::get<1>(IsMax ? max(self, d, keepdim) : min(self, d, keepdim));
 }
 
-Dispatcher& D() { return Dispatcher::instance(); }
+constexpr char kFamily[] = "reduction";
 
-}  // namespace
+constinit OpHandle op_sum{structured(kFamily,
+    "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+    0, &sum_prod_meta<true>)};
 
-const Operator& op_sum() {
-  static const Operator& op = D().declare_structured(
-      "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor", 0,
-      &sum_prod_meta<true>);
-  return op;
-}
-
-#define TSR_REDUCTION_OP(fn, schema, meta)                                  \
-  const Operator& op_##fn() {                                              \
-    static const Operator& op = D().declare_structured(schema, 0, meta);    \
-    return op;                                                             \
-  }
-#define TSR_COMPOSITE_OP(fn, schema, kernel)                              \
-  const Operator& op_##fn() {                                            \
-    static const Operator& op = D().declare_composite(schema, 0, kernel); \
-    return op;                                                           \
-  }
+#define TSR_REDUCTION_OP(fn, schema, meta) constinit OpHandle op_##fn{structured(kFamily, schema, 0, meta)};
+#define TSR_COMPOSITE_OP(fn, schema, kernel) constinit OpHandle op_##fn{composite(kFamily, schema, 0, kernel)};
 
 TSR_REDUCTION_OP(prod, "prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
                  &sum_prod_meta<false>)
@@ -351,11 +338,11 @@ TSR_COMPOSITE_OP(argmin, "argmin(Tensor self, int? dim=None, bool keepdim=False)
 #undef TSR_REDUCTION_OP
 #undef TSR_COMPOSITE_OP
 
+}  // namespace
+
 void declare_reduction_ops() {
-  for (auto f : {&op_sum, &op_prod, &op_amax, &op_amin, &op_max_dim, &op_min_dim, &op_any, &op_all, &op_var, &op_std,
-                 &op_norm, &op_logsumexp, &op_cumsum, &op_cumprod, &op_mean, &op_max, &op_min, &op_argmax,
-                 &op_argmin})
-    f();
+  declare_now({&op_sum, &op_prod, &op_amax, &op_amin, &op_max_dim, &op_min_dim, &op_any, &op_all, &op_var, &op_std,
+               &op_norm, &op_logsumexp, &op_cumsum, &op_cumprod, &op_mean, &op_max, &op_min, &op_argmax, &op_argmin});
 }
 
 }  // namespace tessera::ops
@@ -397,6 +384,16 @@ Tensor prod(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
 }
 Tensor& prod_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return ops::assign_out("prod", prod(self, dim, keepdim, dtype), out);
+}
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
+  return call(ops::op_sum(), {V::of(self), V::none(), V::of(false), opt_dtype(dtype)});
+}
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
+  return call(ops::op_sum(), {V::of(self), V::of(dim), V::of(keepdim), opt_dtype(dtype)});
+}
+Tensor Tensor::sum(std::optional<ScalarType> dtype) const { return tessera::sum(*this, dtype); }
+Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) const {
+  return tessera::sum(*this, dim, keepdim, dtype);
 }
 Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
   return ops::assign_out("sum", sum(self, dim, keepdim, dtype), out);

@@ -17,7 +17,6 @@ namespace {
 
 using V = IValue;
 
-Dispatcher& D() { return Dispatcher::instance(); }
 
 const Tensor& self_arg(const Operator& op, const Frame& f) {
   const IValue& v = f.args[0];
@@ -279,61 +278,31 @@ void tri_meta(StructuredCall& c) {
   c.dispatch_dtype = self.scalar_type();
 }
 
-const Operator& op_cat() {
-  static const Operator& op = D().declare_composite("cat(Tensor[] tensors, int dim=0) -> Tensor", 0, &cat_kernel);
-  return op;
-}
-const Operator& op_stack() {
-  static const Operator& op = D().declare_composite("stack(Tensor[] tensors, int dim=0) -> Tensor", 0, &stack_kernel);
-  return op;
-}
-const Operator& op_flip() {
-  static const Operator& op = D().declare_composite("flip(Tensor self, int[] dims) -> Tensor", 0, &flip_kernel);
-  return op;
-}
-const Operator& op_roll() {
-  static const Operator& op =
-      D().declare_composite("roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", 0, &roll_kernel);
-  return op;
-}
-const Operator& op_repeat() {
-  static const Operator& op = D().declare_composite("repeat(Tensor self, int[] repeats) -> Tensor", 0, &repeat_kernel);
-  return op;
-}
-const Operator& op_tile() {
-  static const Operator& op = D().declare_composite("tile(Tensor self, int[] dims) -> Tensor", 0, &tile_kernel);
-  return op;
-}
-const Operator& op_pad() {
-  static const Operator& op = D().declare_composite(
-      "pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor", 0, &pad_kernel);
-  return op;
-}
-const Operator& op_tril() {
-  static const Operator& op = D().declare_structured("tril(Tensor self, int diagonal=0) -> Tensor", 0, &tri_meta<false>);
-  return op;
-}
-const Operator& op_tril_() {
-  static const Operator& op =
-      D().declare_inplace_variant(op_tril(), "tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", &tri_meta<true>);
-  return op;
-}
-const Operator& op_triu() {
-  static const Operator& op = D().declare_structured("triu(Tensor self, int diagonal=0) -> Tensor", 0, &tri_meta<false>);
-  return op;
-}
-const Operator& op_triu_() {
-  static const Operator& op =
-      D().declare_inplace_variant(op_triu(), "triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", &tri_meta<true>);
-  return op;
-}
+constexpr char kFamily[] = "shape";
+
+constinit OpHandle op_cat{composite(kFamily, "cat(Tensor[] tensors, int dim=0) -> Tensor", 0, &cat_kernel)};
+constinit OpHandle op_stack{composite(kFamily, "stack(Tensor[] tensors, int dim=0) -> Tensor", 0, &stack_kernel)};
+constinit OpHandle op_flip{composite(kFamily, "flip(Tensor self, int[] dims) -> Tensor", 0, &flip_kernel)};
+constinit OpHandle op_roll{composite(kFamily,
+    "roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor", 0, &roll_kernel)};
+constinit OpHandle op_repeat{composite(kFamily, "repeat(Tensor self, int[] repeats) -> Tensor", 0, &repeat_kernel)};
+constinit OpHandle op_tile{composite(kFamily, "tile(Tensor self, int[] dims) -> Tensor", 0, &tile_kernel)};
+constinit OpHandle op_pad{composite(kFamily,
+    "pad(Tensor self, int[] pad, str mode=\"constant\", float? value=None) -> Tensor", 0, &pad_kernel)};
+constinit OpHandle op_tril{structured(kFamily, "tril(Tensor self, int diagonal=0) -> Tensor", 0, &tri_meta<false>)};
+constinit OpHandle op_tril_{inplace_variant(kFamily, op_tril,
+    "tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", &tri_meta<true>)};
+constinit OpHandle op_triu{structured(kFamily, "triu(Tensor self, int diagonal=0) -> Tensor", 0, &tri_meta<false>)};
+constinit OpHandle op_triu_{inplace_variant(kFamily, op_triu,
+    "triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!)", &tri_meta<true>)};
 
 }  // namespace
 
 void declare_shape_ops() {
-  for (auto f : {&op_cat, &op_stack, &op_flip, &op_roll, &op_repeat, &op_tile, &op_pad, &op_tril, &op_tril_, &op_triu,
-                 &op_triu_})
-    f();
+  declare_shape_view_ops();
+  declare_shape_copy_ops();
+  declare_now({&op_cat, &op_stack, &op_flip, &op_roll, &op_repeat, &op_tile, &op_pad, &op_tril, &op_tril_, &op_triu,
+               &op_triu_});
 }
 
 }  // namespace tessera::ops

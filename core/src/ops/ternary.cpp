@@ -12,7 +12,6 @@
 namespace tessera::ops {
 namespace {
 
-Dispatcher& D() { return Dispatcher::instance(); }
 
 DimVector broadcast3(const Operator& op, IntArrayRef a, IntArrayRef b, IntArrayRef c) {
   const DimVector ab = broadcast_shapes(op, a, b);
@@ -170,103 +169,46 @@ void clamp_bound_inplace_kernel(const Operator& op, DispatchKeySet, Frame& f, vo
   f.outputs[0] = self;
 }
 
+constexpr char kFamily[] = "ternary";
+
+constinit OpHandle op_where{structured(kFamily,
+    "where(Tensor condition, Tensor self, Tensor other) -> Tensor", kPointwise, &where_meta)};
+constinit OpHandle op_where_{inplace_variant(kFamily, op_where,
+    "where_(Tensor(a!) self, Tensor condition, Tensor other) -> Tensor(a!)", &where_inplace_meta)};
+constinit OpHandle op_lerp{structured(kFamily,
+    "lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kPointwise, &lerp_meta<false>)};
+constinit OpHandle op_lerp_{inplace_variant(kFamily, op_lerp,
+    "lerp_(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", &lerp_meta<true>)};
+constinit OpHandle op_addcmul{structured(kFamily,
+    "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+    kPointwise, &addc_meta<false, false>)};
+constinit OpHandle op_addcmul_{inplace_variant(kFamily, op_addcmul,
+    "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+    &addc_meta<false, true>)};
+constinit OpHandle op_addcdiv{structured(kFamily,
+    "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+    kPointwise, &addc_meta<true, false>)};
+constinit OpHandle op_addcdiv_{inplace_variant(kFamily, op_addcdiv,
+    "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
+    &addc_meta<true, true>)};
+constinit OpHandle op_clamp{composite(kFamily,
+    "clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", 0, &clamp_kernel)};
+constinit OpHandle op_clamp_{composite(kFamily,
+    "clamp_(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", kInPlace, &clamp_inplace_kernel)};
+constinit OpHandle op_clamp_min{composite(kFamily,
+    "clamp_min(Tensor self, Tensor min) -> Tensor", 0, &clamp_bound_kernel<true>)};
+constinit OpHandle op_clamp_min_{composite(kFamily,
+    "clamp_min_(Tensor(a!) self, Tensor min) -> Tensor(a!)", kInPlace, &clamp_bound_inplace_kernel<true>)};
+constinit OpHandle op_clamp_max{composite(kFamily,
+    "clamp_max(Tensor self, Tensor max) -> Tensor", 0, &clamp_bound_kernel<false>)};
+constinit OpHandle op_clamp_max_{composite(kFamily,
+    "clamp_max_(Tensor(a!) self, Tensor max) -> Tensor(a!)", kInPlace, &clamp_bound_inplace_kernel<false>)};
+
 }  // namespace
 
-// Declared here, not in ops.h: only this file's C++ API calls them.
-const Operator& op_where();
-const Operator& op_where_();
-const Operator& op_lerp();
-const Operator& op_lerp_();
-const Operator& op_addcmul();
-const Operator& op_addcmul_();
-const Operator& op_addcdiv();
-const Operator& op_addcdiv_();
-const Operator& op_clamp();
-const Operator& op_clamp_();
-const Operator& op_clamp_min();
-const Operator& op_clamp_min_();
-const Operator& op_clamp_max();
-const Operator& op_clamp_max_();
-
-const Operator& op_where() {
-  static const Operator& op =
-      D().declare_structured("where(Tensor condition, Tensor self, Tensor other) -> Tensor", kPointwise, &where_meta);
-  return op;
-}
-const Operator& op_where_() {
-  static const Operator& op = D().declare_inplace_variant(
-      op_where(), "where_(Tensor(a!) self, Tensor condition, Tensor other) -> Tensor(a!)", &where_inplace_meta);
-  return op;
-}
-const Operator& op_lerp() {
-  static const Operator& op =
-      D().declare_structured("lerp(Tensor self, Tensor end, Tensor weight) -> Tensor", kPointwise, &lerp_meta<false>);
-  return op;
-}
-const Operator& op_lerp_() {
-  static const Operator& op = D().declare_inplace_variant(
-      op_lerp(), "lerp_(Tensor(a!) self, Tensor end, Tensor weight) -> Tensor(a!)", &lerp_meta<true>);
-  return op;
-}
-const Operator& op_addcmul() {
-  static const Operator& op = D().declare_structured(
-      "addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", kPointwise,
-      &addc_meta<false, false>);
-  return op;
-}
-const Operator& op_addcmul_() {
-  static const Operator& op = D().declare_inplace_variant(
-      op_addcmul(), "addcmul_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-      &addc_meta<false, true>);
-  return op;
-}
-const Operator& op_addcdiv() {
-  static const Operator& op = D().declare_structured(
-      "addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor", kPointwise,
-      &addc_meta<true, false>);
-  return op;
-}
-const Operator& op_addcdiv_() {
-  static const Operator& op = D().declare_inplace_variant(
-      op_addcdiv(), "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
-      &addc_meta<true, true>);
-  return op;
-}
-const Operator& op_clamp() {
-  static const Operator& op =
-      D().declare_composite("clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", 0, &clamp_kernel);
-  return op;
-}
-const Operator& op_clamp_() {
-  static const Operator& op = D().declare_composite(
-      "clamp_(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!)", kInPlace, &clamp_inplace_kernel);
-  return op;
-}
-const Operator& op_clamp_min() {
-  static const Operator& op =
-      D().declare_composite("clamp_min(Tensor self, Tensor min) -> Tensor", 0, &clamp_bound_kernel<true>);
-  return op;
-}
-const Operator& op_clamp_min_() {
-  static const Operator& op = D().declare_composite("clamp_min_(Tensor(a!) self, Tensor min) -> Tensor(a!)", kInPlace,
-                                                    &clamp_bound_inplace_kernel<true>);
-  return op;
-}
-const Operator& op_clamp_max() {
-  static const Operator& op =
-      D().declare_composite("clamp_max(Tensor self, Tensor max) -> Tensor", 0, &clamp_bound_kernel<false>);
-  return op;
-}
-const Operator& op_clamp_max_() {
-  static const Operator& op = D().declare_composite("clamp_max_(Tensor(a!) self, Tensor max) -> Tensor(a!)", kInPlace,
-                                                    &clamp_bound_inplace_kernel<false>);
-  return op;
-}
-
 void declare_ternary_ops() {
-  for (auto f : {&op_where, &op_where_, &op_lerp, &op_lerp_, &op_addcmul, &op_addcmul_, &op_addcdiv, &op_addcdiv_,
-                 &op_clamp, &op_clamp_, &op_clamp_min, &op_clamp_min_, &op_clamp_max, &op_clamp_max_})
-    f();
+  declare_now({&op_where, &op_where_, &op_lerp, &op_lerp_, &op_addcmul, &op_addcmul_, &op_addcdiv, &op_addcdiv_,
+               &op_clamp, &op_clamp_, &op_clamp_min, &op_clamp_min_, &op_clamp_max, &op_clamp_max_});
 }
 
 }  // namespace tessera::ops
@@ -278,13 +220,6 @@ using V = IValue;
 using ops::call;
 Tensor num(const Scalar& s, const Tensor& like) { return ops::wrapped_number(s, like.device()); }
 IValue opt(const std::optional<Tensor>& t) { return t ? V::of(*t) : V::none(); }
-template <size_t N>
-Tensor& call_inplace(Tensor& self, const Operator& op, const IValue (&args)[N]) {
-  Tensor out;
-  Frame frame{args, static_cast<int>(N), &out, 1};
-  Dispatcher::instance().call(op, frame);
-  return self;
-}
 }  // namespace
 
 Tensor where(const Tensor& condition, const Tensor& self, const Tensor& other) {
@@ -312,7 +247,7 @@ Tensor Tensor::where(const Tensor& condition, const Tensor& other) const { retur
 Tensor Tensor::where(const Tensor& condition, const Scalar& other) const { return tessera::where(condition, *this, other); }
 Tensor& Tensor::where_(const Tensor& condition, const Tensor& other) {
   const IValue args[3] = {V::of(*this), V::of(condition), V::of(other)};
-  return call_inplace(*this, ops::op_where_(), args);
+  return ops::call_inplace(*this, ops::op_where_(), args);
 }
 Tensor& Tensor::where_(const Tensor& condition, const Scalar& other) {
   const Tensor w = num(other, *this);
@@ -356,7 +291,7 @@ Tensor Tensor::clamp(const std::optional<Scalar>& min, const std::optional<Scala
 }
 Tensor& Tensor::clamp_(const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
   const IValue args[3] = {V::of(*this), opt(min), opt(max)};
-  return call_inplace(*this, ops::op_clamp_(), args);
+  return ops::call_inplace(*this, ops::op_clamp_(), args);
 }
 Tensor& Tensor::clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
   return clamp_(min ? std::optional<Tensor>(num(*min, *this)) : std::nullopt,
@@ -368,7 +303,7 @@ Tensor Tensor::clamp_max(const Tensor& max) const { return tessera::clamp_max(*t
 Tensor Tensor::clamp_max(const Scalar& max) const { return tessera::clamp_max(*this, max); }
 Tensor& Tensor::clamp_min_(const Tensor& min) {
   const IValue args[2] = {V::of(*this), V::of(min)};
-  return call_inplace(*this, ops::op_clamp_min_(), args);
+  return ops::call_inplace(*this, ops::op_clamp_min_(), args);
 }
 Tensor& Tensor::clamp_min_(const Scalar& min) {
   const Tensor w = num(min, *this);
@@ -376,7 +311,7 @@ Tensor& Tensor::clamp_min_(const Scalar& min) {
 }
 Tensor& Tensor::clamp_max_(const Tensor& max) {
   const IValue args[2] = {V::of(*this), V::of(max)};
-  return call_inplace(*this, ops::op_clamp_max_(), args);
+  return ops::call_inplace(*this, ops::op_clamp_max_(), args);
 }
 Tensor& Tensor::clamp_max_(const Scalar& max) {
   const Tensor w = num(max, *this);
@@ -397,7 +332,7 @@ Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return tess
 Tensor Tensor::lerp(const Tensor& end, const Scalar& weight) const { return tessera::lerp(*this, end, weight); }
 Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) {
   const IValue args[3] = {V::of(*this), V::of(end), V::of(weight)};
-  return call_inplace(*this, ops::op_lerp_(), args);
+  return ops::call_inplace(*this, ops::op_lerp_(), args);
 }
 Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
   const Tensor w = num(weight, *this);
@@ -417,7 +352,7 @@ Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
   }                                                                                                         \
   Tensor& Tensor::fn##_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {                \
     const IValue args[4] = {V::of(*this), V::of(tensor1), V::of(tensor2), V::of(value)};                   \
-    return call_inplace(*this, ops::op_##fn##_(), args);                                                    \
+    return ops::call_inplace(*this, ops::op_##fn##_(), args);                                                    \
   }
 TSR_ADDC_API(addcmul)
 TSR_ADDC_API(addcdiv)

@@ -4,8 +4,6 @@
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
-#include <functional>
-
 #include "../operator_slots.h"
 #include "../pointwise_lane.h"
 #include "../structured.h"
@@ -82,8 +80,6 @@ void unary_meta(StructuredCall& c) {
   c.dispatch_dtype = compute;
 }
 
-Dispatcher& D() { return Dispatcher::instance(); }
-
 // The pointwise lane of an op with no extra arguments: the input dtypes its
 // rule computes in unchanged (an op with extra arguments gets no lane).
 template <Rule R, Extra E>
@@ -109,32 +105,21 @@ const PointwiseLane* unary_lane() {
   }
 }
 
-}  // namespace
+constexpr char kFamily[] = "unary";
 
-// op_<fn>() and op_<fn>_(); ARGS / IARGS are the schemas' arguments after self.
-#define TSR_UNARY_FN(fn, R, E, ARGS)                                                                       \
-  const Operator& op_##fn() {                                                                             \
-    static const Operator& op = [] {                                                                      \
-      Operator& o = D().declare_structured(#fn "(Tensor self" ARGS ") -> Tensor", kPointwise, &unary_meta<R, E, false>); \
-      detail::OperatorSlots::set_pointwise_lane(o, unary_lane<R, E>());                                                    \
-      return std::ref(o);                                                                                 \
-    }();                                                                                                  \
-    return op;                                                                                            \
-  }
-#define TSR_UNARY_OP(fn, R, E, ARGS)                                                                       \
+// op_<fn> and op_<fn>_; ARGS are the schemas' arguments after self.
+#define TSR_UNARY_FN(fn, R, E, ARGS)                                                          \
+  constinit OpHandle op_##fn{structured(kFamily, #fn "(Tensor self" ARGS ") -> Tensor", kPointwise, \
+                                        &unary_meta<R, E, false>, &unary_lane<R, E>)};
+#define TSR_UNARY_OP(fn, R, E, ARGS)                                                                      \
   TSR_UNARY_FN(fn, R, E, ARGS)                                                                            \
-  const Operator& op_##fn##_() {                                                                          \
-    static const Operator& op = D().declare_inplace_variant(                                              \
-        op_##fn(), #fn "_(Tensor(a!) self" ARGS ") -> Tensor(a!)", &unary_meta<R, E, true>);              \
-    return op;                                                                                            \
-  }
+  constinit OpHandle op_##fn##_{                                                                          \
+      inplace_variant(kFamily, op_##fn, #fn "_(Tensor(a!) self" ARGS ") -> Tensor(a!)", &unary_meta<R, E, true>)};
 
-TSR_UNARY_OP(neg, Rule::Numeric, Extra::None, "")
-TSR_UNARY_OP(exp, Rule::Float, Extra::None, "")
-TSR_UNARY_OP(relu, Rule::Numeric, Extra::None, "")
-
-namespace {
 #define TSR_UNARY_LIST(X)                                                         \
+  X(neg, Rule::Numeric, Extra::None, "")                                          \
+  X(exp, Rule::Float, Extra::None, "")                                            \
+  X(relu, Rule::Numeric, Extra::None, "")                                         \
   X(abs, Rule::Numeric, Extra::None, "")                                          \
   X(sign, Rule::Sign, Extra::None, "")                                            \
   X(exp2, Rule::Float, Extra::None, "")                                           \
@@ -174,20 +159,17 @@ namespace {
 
 TSR_UNARY_LIST(TSR_UNARY_OP)
 TSR_PREDICATE_LIST(TSR_UNARY_FN)
-}  // namespace
 #undef TSR_UNARY_OP
 #undef TSR_UNARY_FN
 
+}  // namespace
+
 void declare_unary_ops() {
-  for (auto f : {&op_neg, &op_neg_, &op_exp, &op_exp_, &op_relu, &op_relu_}) f();
-#define TSR_DECLARE_BOTH(fn, R, E, A) \
-  op_##fn();                          \
-  op_##fn##_();
-#define TSR_DECLARE_ONE(fn, R, E, A) op_##fn();
-  TSR_UNARY_LIST(TSR_DECLARE_BOTH)
-  TSR_PREDICATE_LIST(TSR_DECLARE_ONE)
-#undef TSR_DECLARE_BOTH
-#undef TSR_DECLARE_ONE
+#define TSR_BOTH(fn, R, E, A) &op_##fn, &op_##fn##_,
+#define TSR_ONE(fn, R, E, A) &op_##fn,
+  declare_now({TSR_UNARY_LIST(TSR_BOTH) TSR_PREDICATE_LIST(TSR_ONE)});
+#undef TSR_BOTH
+#undef TSR_ONE
 }
 
 }  // namespace tessera::ops
@@ -199,19 +181,15 @@ using V = IValue;
 
 }  // namespace
 
-// neg, exp and relu have their function and method forms in tensor.cpp.
-Tensor& neg_out(Tensor& out, const Tensor& self) { return ops::assign_out("neg_out", neg(self), out); }
-Tensor& exp_out(Tensor& out, const Tensor& self) { return ops::assign_out("exp_out", exp(self), out); }
-Tensor& relu_out(Tensor& out, const Tensor& self) { return ops::assign_out("relu_out", relu(self), out); }
-
 #define TSR_UNARY_API(fn, R, E, A)                                                                       \
-  Tensor fn(const Tensor& self) { return call_pointwise(ops::cached_op<ops::op_##fn>(), self); }        \
+  Tensor fn(const Tensor& self) { return call_pointwise(ops::op_##fn(), self); }                       \
   Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::assign_out(#fn "_out", fn(self), out); } \
   Tensor Tensor::fn() const { return tessera::fn(*this); }
 #define TSR_UNARY_INPLACE_API(fn, R, E, A) \
-  Tensor& Tensor::fn##_() { return ops::call_inplace(*this, ops::op_##fn##_(), {}); }
+  Tensor& Tensor::fn##_() { return ops::call_inplace(*this, ops::op_##fn##_(), {V::of(*this)}); }
 
 #define TSR_PLAIN_LIST(X)                                                                                    \
+  X(neg, , , ) X(exp, , , ) X(relu, , , )                                                                    \
   X(abs, , , ) X(sign, , , ) X(exp2, , , ) X(expm1, , , ) X(log, , , ) X(log2, , , ) X(log10, , , )              \
   X(log1p, , , ) X(sqrt, , , ) X(rsqrt, , , ) X(reciprocal, , , ) X(square, , , ) X(sin, , , ) X(cos, , , )       \
   X(tan, , , ) X(asin, , , ) X(acos, , , ) X(atan, , , ) X(sinh, , , ) X(cosh, , , ) X(tanh, , , )               \
@@ -223,6 +201,8 @@ TSR_UNARY_API(isnan, , , )
 TSR_UNARY_API(isinf, , , )
 TSR_UNARY_API(isfinite, , , )
 #undef TSR_PLAIN_LIST
+
+Tensor operator-(const Tensor& self) { return neg(self); }
 #undef TSR_UNARY_API
 #undef TSR_UNARY_INPLACE_API
 
@@ -234,7 +214,7 @@ Tensor& gelu_out(Tensor& out, const Tensor& self, std::string_view approximate) 
 }
 Tensor Tensor::gelu(std::string_view approximate) const { return tessera::gelu(*this, approximate); }
 Tensor& Tensor::gelu_(std::string_view approximate) {
-  return ops::call_inplace(*this, ops::op_gelu_(), {V::of(approximate)});
+  return ops::call_inplace(*this, ops::op_gelu_(), {V::of(*this), V::of(approximate)});
 }
 
 Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
@@ -247,7 +227,7 @@ Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
   return tessera::softplus(*this, beta, threshold);
 }
 Tensor& Tensor::softplus_(const Scalar& beta, const Scalar& threshold) {
-  return ops::call_inplace(*this, ops::op_softplus_(), {V::of(beta), V::of(threshold)});
+  return ops::call_inplace(*this, ops::op_softplus_(), {V::of(*this), V::of(beta), V::of(threshold)});
 }
 
 }  // namespace tessera

@@ -234,7 +234,6 @@ Rounding rounding_mode(const TsrKernelCall& call) {
   });
 }
 
-}  // namespace
 
 // The bodies behind dense_f32_entry (binary_dense.hpp), which runs the small
 // usual float32 calls itself: a usual call above one grain still takes the
@@ -295,8 +294,6 @@ void div_kernel(const TsrKernelCall& call) {
     }
   });
 }
-
-namespace {
 
 void remainder_kernel(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);

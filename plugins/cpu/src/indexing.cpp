@@ -1,6 +1,6 @@
 // Indexing kernels: gather (also serves index_select), scatter_ / scatter_add_
 // (also index_add_), take, masked_fill, masked_select; and the registration of
-// the family's kernels (nonzero's body is in nonzero.cpp).
+// the family's kernels (nonzero's are in indexing_nonzero.cpp).
 //
 // Index checks run in a first pass, before anything is written, so a bad index
 // leaves an in-place target untouched and reports TSR_ERROR_OUT_OF_RANGE (the
@@ -423,8 +423,8 @@ void masked_select_kernel(const TsrKernelCall& call) {
 }  // namespace
 
 void register_indexing_kernels(const sdk::Host& host) {
+  register_indexing_nonzero_kernels(host);
   static constexpr KernelRegistration kTable[] = {
-      {"nonzero", kAllMask, &kernel_entry<&nonzero_kernel>},
       {"gather", kAllMask, &kernel_entry<&gather_kernel>},
       {"index_select", kAllMask, &kernel_entry<&gather_kernel>},
       {"scatter_", kAllMask, &kernel_entry<&scatter_kernel<false>>},

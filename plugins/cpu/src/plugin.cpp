@@ -1,5 +1,6 @@
-// The CPU plugin's entry point: registers the "cpu" device type and a kernel
-// for every op of docs/ops.md, each for the dtypes where the op is defined.
+// The CPU plugin's entry point: registers the "cpu" device type, then has each
+// op family register its kernels (kernels.hpp), each for the dtypes where the
+// op is defined.
 #include "common.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
@@ -11,20 +12,10 @@
 namespace tessera::cpu {
 namespace {
 
-// Copies, fills and factories; each op family registers its own kernels
-// (register_*_kernels, next to the kernels). bool is left out of arange: it
-// has no bool meaning, and the core then reports a missing kernel.
-constexpr KernelRegistration kKernels[] = {
-    {"copy_", kAllMask, &kernel_entry<&copy_kernel>},
-    {"fill_", kAllMask, &kernel_entry<&fill_kernel>},
-    {"arange", kIntMask | kFloatMask, &kernel_entry<&arange_kernel>},
-};
-
 void initialize(const sdk::Host& host, void** state) {
   if (state != nullptr) *state = nullptr;  // no plugin state: everything is static
   init_device_info();
   host.register_device_type(cpu_device_desc());
-  for (const KernelRegistration& k : kKernels) host.register_kernel(k.op, "cpu", k.dtype_mask, k.fn);
   register_unary_kernels(host);
   register_binary_kernels(host);
   register_ternary_kernels(host);

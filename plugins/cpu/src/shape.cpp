@@ -72,6 +72,7 @@ void tri_kernel(const TsrKernelCall& call) {
 }  // namespace
 
 void register_shape_kernels(const sdk::Host& host) {
+  register_shape_copy_kernels(host);
   static constexpr KernelRegistration kTable[] = {
       {"tril", kAllMask, &kernel_entry<&tri_kernel<true>>},
       {"triu", kAllMask, &kernel_entry<&tri_kernel<false>>},

@@ -281,7 +281,6 @@ void predicate_kernel(const TsrKernelCall& call) {
   });
 }
 
-}  // namespace
 
 void neg_kernel(const TsrKernelCall& call) {
   const Unary ops = unary_operands(call);
@@ -332,6 +331,8 @@ void relu_kernel(const TsrKernelCall& call) {
     }
   });
 }
+
+}  // namespace
 
 void register_unary_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {

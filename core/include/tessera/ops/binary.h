@@ -16,18 +16,22 @@
 
 namespace tessera {
 
-// ---- add, sub, mul, div with numbers, and their out= forms ----
-/// self + alpha * other (a number on either side).
+// ---- add, sub, mul, div (a number on either side), and their out= forms ----
+/// self + alpha * other.
+Tensor add(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor add(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 Tensor add(const Scalar& self, const Tensor& other, const Scalar& alpha = 1);
 /// self - alpha * other; TypeError for bool.
+Tensor sub(const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
 Tensor sub(const Tensor& self, const Scalar& other, const Scalar& alpha = 1);
 Tensor sub(const Scalar& self, const Tensor& other, const Scalar& alpha = 1);
 /// self * other (bool: logical and).
+Tensor mul(const Tensor& self, const Tensor& other);
 Tensor mul(const Tensor& self, const Scalar& other);
 Tensor mul(const Scalar& self, const Tensor& other);
 /// self / other: true division (integers promoted to float32) or rounded with
 /// rounding_mode "trunc" / "floor"; integer division by zero is a ValueError.
+Tensor div(const Tensor& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
 Tensor div(const Tensor& self, const Scalar& other, std::optional<std::string_view> rounding_mode = std::nullopt);
 Tensor div(const Scalar& self, const Tensor& other, std::optional<std::string_view> rounding_mode = std::nullopt);
 Tensor& add_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha = 1);
@@ -45,6 +49,25 @@ Tensor& div_out(Tensor& out, const Tensor& self, const Scalar& other,
                 std::optional<std::string_view> rounding_mode = std::nullopt);
 Tensor& div_out(Tensor& out, const Scalar& self, const Tensor& other,
                 std::optional<std::string_view> rounding_mode = std::nullopt);
+// Operators: add, sub, mul, div (unary minus is neg, in unary.h).
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator+(const Tensor& a, const Scalar& b);
+Tensor operator-(const Tensor& a, const Scalar& b);
+Tensor operator*(const Tensor& a, const Scalar& b);
+Tensor operator/(const Tensor& a, const Scalar& b);
+Tensor operator+(const Scalar& a, const Tensor& b);
+Tensor operator-(const Scalar& a, const Tensor& b);
+Tensor operator*(const Scalar& a, const Tensor& b);
+Tensor operator/(const Scalar& a, const Tensor& b);
+/// In place: a.add_(b), a.sub_(b), a.mul_(b), a.div_(b).
+Tensor& operator+=(Tensor& a, const Tensor& b);
+Tensor& operator-=(Tensor& a, const Tensor& b);
+Tensor& operator*=(Tensor& a, const Tensor& b);
+Tensor& operator/=(Tensor& a, const Tensor& b);
+
 /// div(self, other, "floor") (Python's //).
 Tensor floor_divide(const Tensor& self, const Tensor& other);
 Tensor floor_divide(const Tensor& self, const Scalar& other);

@@ -1,4 +1,4 @@
-// tessera/ops/indexing.h — indexing ops (index_select, gather, scatter, masked_fill, masked_select, take, embedding, one_hot): free functions.
+// tessera/ops/indexing.h — indexing ops (nonzero, index_select, gather, scatter, masked_fill, masked_select, take, embedding, one_hot): free functions.
 // Included by tessera/tensor.h; the method forms are in indexing_methods.inc.
 //
 // Semantics and errors follow PyTorch. Index tensors are int64 (index_select,
@@ -15,6 +15,9 @@
 
 namespace tessera {
 
+/// The indices of the non-zero elements of self, in row-major order: int64 of
+/// shape [n, self.dim()] (n depends on the data, so meta tensors refuse it).
+Tensor nonzero(const Tensor& self);
 /// The slices of `self` along `dim` picked by the 0-d or 1-D `index`: result
 /// size(dim) == index.numel(), other sizes as self.
 Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);

@@ -1,4 +1,4 @@
-// tessera/ops/linalg.h — linear algebra beyond mm/bmm/matmul (addmm, dot, outer): free functions.
+// tessera/ops/linalg.h — linear algebra (mm, bmm, matmul, addmm, dot, outer): free functions.
 // Included by tessera/tensor.h; the method forms are in linalg_methods.inc.
 #pragma once
 
@@ -6,6 +6,14 @@
 
 namespace tessera {
 
+/// self [M, K] @ mat2 [K, N] -> [M, N]; both of one dtype (not bool), else TypeError;
+/// inner sizes that differ are a ValueError naming both shapes.
+Tensor mm(const Tensor& self, const Tensor& mat2);
+/// Batched mm: self [B, M, K] @ mat2 [B, K, N] -> [B, M, N].
+Tensor bmm(const Tensor& self, const Tensor& mat2);
+/// torch.matmul: dot for 1-D x 1-D, mm for 2-D, a vector operand promoted to a
+/// matrix and its dim removed afterwards, batched operands broadcast (bmm).
+Tensor matmul(const Tensor& self, const Tensor& other);
 /// beta * self + alpha * (mat1 @ mat2). mat1 [M, K], mat2 [K, N]; self broadcasts
 /// to [M, N]; all three share one dtype (not bool). With beta == 0 self is
 /// ignored (NaN in self does not propagate). Integer dtypes take integer beta/alpha

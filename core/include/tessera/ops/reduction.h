@@ -22,7 +22,11 @@ Tensor mean(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
 Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 Tensor& mean_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false,
                  std::optional<ScalarType> dtype = std::nullopt);
-/// sum into `out` (see sum in tensor.h).
+/// Sum over all elements, or over `dim` (a list; empty reduces nothing). bool and
+/// integers give int64 unless `dtype` (self is then cast to it first); floating
+/// sums are pairwise, float16/bfloat16 accumulate in float32. Empty: 0.
+Tensor sum(const Tensor& self, std::optional<ScalarType> dtype = std::nullopt);
+Tensor sum(const Tensor& self, IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt);
 Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim = false,
                 std::optional<ScalarType> dtype = std::nullopt);
 /// Product. bool/integers give int64 (wrapping), unless `dtype`; empty: 1.

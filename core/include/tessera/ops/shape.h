@@ -1,4 +1,5 @@
-// tessera/ops/shape.h — shape ops (cat, stack, split, chunk, flip, roll, repeat, tile, pad, tril, triu): free functions.
+// tessera/ops/shape.h — shape ops (empty, arange, cat, stack, split, chunk, flip, roll, repeat, tile, pad, tril, triu): free functions.
+// The views (view, reshape, transpose, ...) and copy_/fill_ are Tensor methods only (shape_methods.inc).
 // Included by tessera/tensor.h; the method forms are in shape_methods.inc.
 #pragma once
 
@@ -9,6 +10,18 @@
 #include <vector>
 
 namespace tessera {
+
+/// An uninitialized tensor (dtype: the default float unless given; device: cpu
+/// unless given). OutOfMemoryError when the device cannot provide the bytes.
+Tensor empty(IntArrayRef size, const TensorOptions& options = {});
+/// An uninitialized tensor with the given strides (>= 0), over one storage
+/// spanning them.
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& options = {});
+/// [0, end) (or [start, end) by step), as Python's range() counts it for
+/// integers. dtype: int64 if all bounds are integers, else the default float,
+/// unless given.
+Tensor arange(const Scalar& end, const TensorOptions& options = {});
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step = 1, const TensorOptions& options = {});
 
 /// Concatenates `tensors` along `dim` (all on one device, same number of dims,
 /// equal sizes except in `dim`). The result dtype promotes over all inputs.

@@ -12,10 +12,17 @@
 
 namespace tessera {
 
-// out= forms of the ops declared in tensor.h (neg, exp, relu).
+/// -self. Integers wrap (neg(INT_MIN) = INT_MIN). TypeError for bool.
+Tensor neg(const Tensor& self);
 Tensor& neg_out(Tensor& out, const Tensor& self);
+/// e^self. Bool and integer inputs compute in float32.
+Tensor exp(const Tensor& self);
 Tensor& exp_out(Tensor& out, const Tensor& self);
+/// max(self, 0) with self's dtype (NaN stays NaN). TypeError for bool.
+Tensor relu(const Tensor& self);
 Tensor& relu_out(Tensor& out, const Tensor& self);
+/// -self (neg).
+Tensor operator-(const Tensor& self);
 
 /// |self|. Integers wrap (abs(INT_MIN) = INT_MIN). TypeError for bool.
 Tensor abs(const Tensor& self);

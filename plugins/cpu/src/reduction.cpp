@@ -379,7 +379,6 @@ void sum_typed(const DLTensor& self, DLTensor& out, const Layout& L) {
   }
 }
 
-}  // namespace
 
 void sum_kernel(const TsrKernelCall& call) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
@@ -443,6 +442,8 @@ void sum_kernel(const TsrKernelCall& call) {
     }
   });
 }
+
+}  // namespace
 
 void register_reduction_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {

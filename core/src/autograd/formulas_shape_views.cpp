@@ -1,4 +1,4 @@
-// Derivative formulas of the view ops, copies, fills and factories (core/src/ops/views.cpp, copy.cpp).
+// Derivative formulas of the shape family's views, copies, fills and factories (core/src/ops/shape_views.cpp, shape_copy.cpp).
 // The gradient of a view that drops part of its input is the incoming gradient
 // padded back with zeros (pad with zero value), so double backward is a crop.
 #include "formulas.h"

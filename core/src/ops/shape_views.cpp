@@ -1,5 +1,6 @@
-// View ops: metadata only, for every device. Each makes a new TensorImpl over the
-// same storage; none touches data. reshape/contiguous/clone copy when they must.
+// The shape family's views: metadata only, for every device. Each makes a new
+// TensorImpl over the same storage; none touches data. reshape/contiguous/clone
+// copy when they must. Also their C++ API (the Tensor methods).
 #include <tessera/error.h>
 
 #include <algorithm>
@@ -8,7 +9,6 @@
 #include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
-#include "../autograd/rules.h"
 
 namespace tessera::ops {
 namespace {
@@ -340,15 +340,9 @@ void clone_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = std::move(out);
 }
 
-Dispatcher& D() { return Dispatcher::instance(); }
+constexpr char kFamily[] = "shape";
 
-}  // namespace
-
-#define TSR_VIEW_OP(fn, schema, kernel, flags)                                 \
-  const Operator& op_##fn() {                                                  \
-    static const Operator& op = D().declare_composite(schema, flags, &kernel); \
-    return op;                                                                 \
-  }
+#define TSR_VIEW_OP(fn, schema, kernel, flags) constinit OpHandle op_##fn{composite(kFamily, schema, flags, &kernel)};
 TSR_VIEW_OP(view, "view(Tensor(a) self, int[] size) -> Tensor(a)", view_kernel, kView)
 TSR_VIEW_OP(reshape, "reshape(Tensor(a) self, int[] shape) -> Tensor(a)", reshape_kernel, 0)
 TSR_VIEW_OP(transpose, "transpose(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", transpose_kernel, kView)
@@ -367,28 +361,75 @@ TSR_VIEW_OP(contiguous, "contiguous(Tensor(a) self) -> Tensor(a)", contiguous_ke
 TSR_VIEW_OP(clone, "clone(Tensor self) -> Tensor", clone_kernel, 0)
 #undef TSR_VIEW_OP
 
-void declare_all_ops() {
-  for (auto f : {&op_copy_, &op_fill_, &op_arange, &op_empty, &op_view, &op_reshape, &op_transpose, &op_permute,
-                 &op_narrow, &op_slice, &op_select, &op_squeeze, &op_squeeze_dim, &op_unsqueeze, &op_expand,
-                 &op_as_strided, &op_contiguous, &op_clone})
-    f();
-  declare_unary_ops();
-  declare_binary_ops();
-  declare_ternary_ops();
-  declare_reduction_ops();
-  declare_linalg_ops();
-  declare_shape_ops();
-  declare_indexing_ops();
-  declare_random_ops();
-  declare_nn_ops();
-  // Every op has its autograd rule before any dispatch can reach the Autograd key.
-  autograd::define_all_derivatives();
-  autograd::install_autograd_kernel();
-}
-
-namespace {
-// Ops exist before any plugin can register kernels for them.
-const bool g_declared = (declare_all_ops(), true);
 }  // namespace
 
+void declare_shape_view_ops() {
+  declare_now({&op_view, &op_reshape, &op_transpose, &op_permute, &op_narrow, &op_slice, &op_select, &op_squeeze,
+               &op_squeeze_dim, &op_unsqueeze, &op_expand, &op_as_strided, &op_contiguous, &op_clone});
+}
+
 }  // namespace tessera::ops
+
+// ---- C++ API ----
+namespace tessera {
+
+using ops::call;
+using V = IValue;
+
+Tensor Tensor::view(IntArrayRef size) const { return call(ops::op_view(), {V::of(*this), V::of(size)}); }
+Tensor Tensor::reshape(IntArrayRef shape) const { return call(ops::op_reshape(), {V::of(*this), V::of(shape)}); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
+  return call(ops::op_transpose(), {V::of(*this), V::of(d0), V::of(d1)});
+}
+Tensor Tensor::t() const {
+  TSR_CHECK(dim() <= 2, ValueError, "t: expects a tensor with <= 2 dimensions, got ", dim(), " (shape ", sizes(),
+            "); use transpose or permute");
+  return dim() < 2 ? transpose(0, 0) : transpose(0, 1);
+}
+Tensor Tensor::permute(IntArrayRef dims) const { return call(ops::op_permute(), {V::of(*this), V::of(dims)}); }
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return call(ops::op_narrow(), {V::of(*this), V::of(dim), V::of(start), V::of(length)});
+}
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  return call(ops::op_slice(), {V::of(*this), V::of(dim), start ? V::of(*start) : V::none(),
+                                end ? V::of(*end) : V::none(), V::of(step)});
+}
+Tensor Tensor::select(int64_t dim, int64_t index) const {
+  return call(ops::op_select(), {V::of(*this), V::of(dim), V::of(index)});
+}
+Tensor Tensor::squeeze() const { return call(ops::op_squeeze(), {V::of(*this)}); }
+Tensor Tensor::squeeze(int64_t dim) const { return call(ops::op_squeeze_dim(), {V::of(*this), V::of(dim)}); }
+Tensor Tensor::unsqueeze(int64_t dim) const { return call(ops::op_unsqueeze(), {V::of(*this), V::of(dim)}); }
+Tensor Tensor::expand(IntArrayRef size) const { return call(ops::op_expand(), {V::of(*this), V::of(size)}); }
+Tensor Tensor::as_strided(IntArrayRef size, IntArrayRef stride, std::optional<int64_t> offset) const {
+  return call(ops::op_as_strided(), {V::of(*this), V::of(size), V::of(stride), offset ? V::of(*offset) : V::none()});
+}
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const {
+  const int64_t n = dim();
+  if (n == 0) return reshape({1});
+  auto wrap = [&](int64_t d) {
+    TSR_CHECK(d >= -n && d < n, IndexError, "flatten: dimension ", d, " is out of range for a tensor of ", n,
+              " dimension(s)");
+    return d < 0 ? d + n : d;
+  };
+  const int64_t s = wrap(start_dim), e = wrap(end_dim);
+  TSR_CHECK(s <= e, ValueError, "flatten: start_dim ", start_dim, " comes after end_dim ", end_dim);
+  DimVector shape;
+  int64_t merged = 1;
+  for (int64_t d = 0; d < n; ++d) {
+    if (d < s || d > e) {
+      shape.push_back(size(d));
+    } else {
+      merged *= size(d);  // fits: a product of this tensor's sizes (checked_math.h)
+      if (d == e) shape.push_back(merged);
+    }
+  }
+  return reshape(shape);
+}
+Tensor Tensor::contiguous() const {
+  if (is_contiguous()) return *this;  // the common case costs no dispatch
+  return call(ops::op_contiguous(), {V::of(*this)});
+}
+Tensor Tensor::clone() const { return call(ops::op_clone(), {V::of(*this)}); }
+
+}  // namespace tessera

@@ -1,4 +1,5 @@
-// Data movement: copy_ (also across devices), fill_, arange, empty.
+// The shape family's data movement: copy_ (also across devices), fill_, and the
+// factories empty and arange, with their C++ API.
 #include <tessera/error.h>
 
 #include <cmath>
@@ -12,10 +13,10 @@
 #include "ops.h"
 
 namespace tessera::ops {
-Tensor transfer(const Operator& op, const Tensor& src, Device to) {
+Tensor transfer(std::string_view op, const Tensor& src, Device to) {
   const DeviceTypeEntry& s = device_entry(src.device());
   const DeviceTypeEntry& d = device_entry(to);
-  TSR_CHECK(!s.no_storage(), ValueError, op.name(), ": cannot copy data out of a tensor on device type '", s.name,
+  TSR_CHECK(!s.no_storage(), ValueError, op, ": cannot copy data out of a tensor on device type '", s.name,
             "', which holds no data (", dtype_name(src.scalar_type()), src.sizes(), ")");
   const Tensor c = src.contiguous();
   Tensor out = empty_on(c.sizes(), c.scalar_type(), to);
@@ -43,14 +44,14 @@ Tensor transfer(const Operator& op, const Tensor& src, Device to) {
   }
   TsrError* err = call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); });
   if (err != nullptr) {
-    throw_abi_error(err, detail::str(op.name(), ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
+    throw_abi_error(err, detail::str(op, ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
                                      to.str(), " (plugin '", actor->plugin_name, "') failed"));
   }
   if (req.kind == TSR_COPY_DEVICE_TO_HOST && actor->desc.stream_synchronize != nullptr) {
     // The host may read the bytes as soon as we return.
     err = call_plugin(
         [&] { return actor->desc.stream_synchronize(actor->desc.context, src.device().index(), nullptr); });
-    if (err != nullptr) throw_abi_error(err, op.name() + ": synchronizing after a device-to-host copy");
+    if (err != nullptr) throw_abi_error(err, detail::str(op, ": synchronizing after a device-to-host copy"));
   }
   return out;
 }
@@ -65,7 +66,7 @@ void copy_meta(StructuredCall& c) {
             " cannot be broadcast to the destination's shape ", self.sizes());
   c.device = self.device();
   if (src.device() != self.device()) {
-    src = transfer(c.op(), src, self.device());
+    src = transfer(c.op().name(), src, self.device());
   } else if (memory_overlap(self, src) == MemoryOverlap::kPartial) {
     // Source and destination share memory (judged by addresses: views of one
     // storage or separate imports of one buffer) but not element for element:
@@ -145,28 +146,57 @@ void empty_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   }
 }
 
+constexpr char kFamily[] = "shape";
+
+constinit OpHandle op_copy_{structured(kFamily,
+    "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kInPlace, &copy_meta)};
+constinit OpHandle op_fill_{structured(kFamily,
+    "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kInPlace, &fill_meta)};
+constinit OpHandle op_arange{structured(kFamily,
+    "arange(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
+    kFactory, &arange_meta)};
+constinit OpHandle op_empty{composite(kFamily,
+    "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor", kFactory, &empty_kernel)};
+
 }  // namespace
 
-const Operator& op_copy_() {
-  static const Operator& op = Dispatcher::instance().declare_structured(
-      "copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)", kInPlace, &copy_meta);
-  return op;
-}
-const Operator& op_fill_() {
-  static const Operator& op = Dispatcher::instance().declare_structured(
-      "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)", kInPlace, &fill_meta);
-  return op;
-}
-const Operator& op_arange() {
-  static const Operator& op = Dispatcher::instance().declare_structured(
-      "arange(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Device? device=None) -> Tensor",
-      kFactory, &arange_meta);
-  return op;
-}
-const Operator& op_empty() {
-  static const Operator& op = Dispatcher::instance().declare_composite(
-      "empty(int[] size, *, ScalarType? dtype=None, Device? device=None) -> Tensor", kFactory, &empty_kernel);
-  return op;
-}
+void declare_shape_copy_ops() { declare_now({&op_copy_, &op_fill_, &op_arange, &op_empty}); }
 
 }  // namespace tessera::ops
+
+// ---- C++ API ----
+namespace tessera {
+
+using V = IValue;
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  return ops::call_inplace(*this, ops::op_fill_(), {V::of(*this), V::of(value)});
+}
+Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  return ops::call_inplace(*this, ops::op_copy_(), {V::of(*this), V::of(src), V::of(non_blocking)});
+}
+
+Tensor empty(IntArrayRef size, const TensorOptions& o) {
+  return ops::call(ops::op_empty(), {V::of(size), V::of(o.dtype_or(kDefaultFloat)), V::of(o.device_or_cpu())});
+}
+Tensor empty_strided(IntArrayRef size, IntArrayRef stride, const TensorOptions& o) {
+  TSR_CHECK(size.size() == stride.size(), ValueError, "empty_strided: sizes ", size, " and strides ", stride,
+            " differ in length");
+  bool empty_tensor = false;
+  for (size_t i = 0; i < size.size(); ++i) {
+    TSR_CHECK(size[i] >= 0 && stride[i] >= 0, ValueError, "empty_strided: negative size or stride");
+    if (size[i] == 0) empty_tensor = true;
+  }
+  int64_t lo = 0, hi = 0, span = 0;
+  TSR_CHECK(empty_tensor || (!checked::extent(size, stride, lo, hi) && !checked::add(hi, 1, span)), ValueError,
+            "empty_strided: sizes ", size, " and strides ", stride, " reach beyond int64");
+  return empty({span}, o).as_strided(size, stride, 0);
+}
+Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  return ops::call(ops::op_arange(), {V::of(start), V::of(end), V::of(step),
+                                      o.dtype_opt() ? V::of(*o.dtype_opt()) : V::none(), V::of(o.device_or_cpu())});
+}
+
+}  // namespace tessera

@@ -314,7 +314,6 @@ Mat mat2(const DLTensor& t) {
   return {data_ptr(t), 1, t.shape[0], t.shape[1], 0, t.strides[0], t.strides[1]};
 }
 
-}  // namespace
 
 void mm_kernel(const TsrKernelCall& call) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
@@ -370,6 +369,8 @@ void addmm_kernel(const TsrKernelCall& call) {
     }
   });
 }
+
+}  // namespace
 
 void register_linalg_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {

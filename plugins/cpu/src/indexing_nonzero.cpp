@@ -90,8 +90,6 @@ void nonzero_typed(const TsrKernelCall& call, const DLTensor& self) {
   });
 }
 
-}  // namespace
-
 void nonzero_kernel(const TsrKernelCall& call) {
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
   if (call.outputs == nullptr || call.num_outputs < 1) invalid("nonzero needs one (unallocated) output");
@@ -100,6 +98,15 @@ void nonzero_kernel(const TsrKernelCall& call) {
     invalid("nonzero needs TsrKernelCall.allocate_output (its output size depends on the data)");
   }
   sdk::dispatch_dtype(call.dtype, [&](auto tag) { nonzero_typed<typename decltype(tag)::type>(call, self); });
+}
+
+}  // namespace
+
+void register_indexing_nonzero_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"nonzero", kAllMask, &kernel_entry<&nonzero_kernel>},
+  };
+  register_kernels(host, kTable);
 }
 
 }  // namespace tessera::cpu

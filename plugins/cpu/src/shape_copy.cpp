@@ -1,4 +1,5 @@
-// copy_ (any dtype pair, any strides), fill_ and arange.
+// The shape family's copies and factories: copy_ (any dtype pair, any strides),
+// fill_ and arange.
 #include "common.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
@@ -37,8 +38,6 @@ void copy_raw(DLTensor& dst, const DLTensor& src) {
 
 template <typename T>
 constexpr bool kSlowConvert = kIsHalfLike<T>;
-
-}  // namespace
 
 void copy_kernel(const TsrKernelCall& call) {
   DLTensor& dst = output(call, 0);
@@ -113,6 +112,19 @@ void arange_kernel(const TsrKernelCall& call) {
       });
     }
   });
+}
+
+}  // namespace
+
+// bool is left out of arange: it has no bool meaning, and the core then reports
+// a missing kernel.
+void register_shape_copy_kernels(const sdk::Host& host) {
+  static constexpr KernelRegistration kTable[] = {
+      {"copy_", kAllMask, &kernel_entry<&copy_kernel>},
+      {"fill_", kAllMask, &kernel_entry<&fill_kernel>},
+      {"arange", kIntMask | kFloatMask, &kernel_entry<&arange_kernel>},
+  };
+  register_kernels(host, kTable);
 }
 
 }  // namespace tessera::cpu
