@@ -5,6 +5,7 @@
 #include <tessera/abi.h>
 #include <tessera/dtype.h>
 #include <tessera/error.h>
+#include <tessera/scalar.h>
 
 #include <bit>
 #include <cstring>
@@ -46,6 +47,22 @@ template <typename F>
   const uint64_t word = static_cast<uint32_t>(tag);
   const uint64_t head = std::endian::native == std::endian::little ? word : word << 32;
   std::memcpy(static_cast<void*>(&v), &head, sizeof head);
+}
+
+/// A number as a kernel argument for dtype `as`: BOOL (nonzero) for bool, FLOAT
+/// for floating dtypes, else INT. The one Scalar -> TsrValue conversion: meta
+/// rules (StructuredCall::set_scalar) and the pointwise lane both use it.
+[[gnu::always_inline]] inline void set_scalar_value(TsrValue& v, const Scalar& s, ScalarType as) {
+  if (as == kBool) {
+    set_value_tag(v, TSR_VALUE_BOOL);
+    v.as.b = s.to_bool() ? 1 : 0;
+  } else if (is_floating_type(as)) {
+    set_value_tag(v, TSR_VALUE_FLOAT);
+    v.as.f = s.to_double();
+  } else {
+    set_value_tag(v, TSR_VALUE_INT);
+    v.as.i = s.to_long();
+  }
 }
 
 inline TsrDType to_abi_dtype(ScalarType t) { return static_cast<TsrDType>(t); }

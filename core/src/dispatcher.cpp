@@ -148,8 +148,7 @@ namespace {
       bits |= DispatchKeySet::backend(v.device.type()).raw();
     }
   }
-  const LocalDispatchKeySet& tls = local_keys();
-  return (DispatchKeySet(bits) | tls.included) - tls.excluded;
+  return call_key_set(bits);
 }
 }  // namespace
 
@@ -159,7 +158,7 @@ void Dispatcher::call(const Operator& op, Frame& frame) const { redispatch(op, d
 
 void Dispatcher::redispatch(const Operator& op, DispatchKeySet ks, Frame& frame) const {
   const int bit = ks.highest();
-  const KernelFunction* k = bit >= 0 ? op.table_[bit].load(std::memory_order_acquire) : nullptr;
+  const KernelFunction* k = bit >= 0 ? op.kernel_for(bit) : nullptr;
   if (k == nullptr) [[unlikely]] {
     k = bit >= 0 ? fallbacks_[bit].load(std::memory_order_acquire) : nullptr;
     if (k == nullptr) no_kernel(op, ks, bit, frame);

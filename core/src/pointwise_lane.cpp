@@ -43,27 +43,17 @@ bool lane_shaped(const PointwiseLane& lane, const Frame& frame) {
   return true;
 }
 
-// As the meta rule's set_scalar: alpha handed over as BOOL, FLOAT or INT as
-// dtype t wants; false (the rule decides) for a float alpha with an integer
-// dtype (an error) and for bool alphas.
-[[gnu::always_inline]] inline bool alpha_value(ScalarType t, bool is_int, int64_t i, bool is_double, double d,
-                                               TsrValue& v) {
-  if (is_int) {
-    if (t == kBool) {
-      set_value_tag(v, TSR_VALUE_BOOL);
-      v.as.b = i != 0;
-    } else if (is_floating_type(t)) {
-      set_value_tag(v, TSR_VALUE_FLOAT);
-      v.as.f = static_cast<double>(i);
-    } else {
-      set_value_tag(v, TSR_VALUE_INT);
-      v.as.i = i;
-    }
+// add/sub's alpha as the meta rule hands it over (set_scalar_value); false (the
+// rule decides) for a float alpha with an integer dtype (an error) and for a bool
+// alpha.
+[[gnu::always_inline]] inline bool lane_alpha(const Scalar& alpha, ScalarType t, TsrValue& v) {
+  // Each branch fixes alpha's kind, so set_scalar_value's reads fold to one.
+  if (alpha.is_integral()) {
+    set_scalar_value(v, alpha, t);
     return true;
   }
-  if (is_double && is_floating_type(t)) {
-    set_value_tag(v, TSR_VALUE_FLOAT);
-    v.as.f = d;
+  if (alpha.is_floating_point() && is_floating_type(t)) {
+    set_scalar_value(v, alpha, t);
     return true;
   }
   return false;
@@ -75,7 +65,8 @@ struct FrameArgs {
   const TensorImpl* tensor(int i) const { return frame.args[i].tensor->unsafeGetTensorImpl(); }
   bool alpha(int n, ScalarType t, TsrValue& v) const {
     const IValue& a = frame.args[n];
-    return alpha_value(t, a.tag == IValue::Tag::Int, a.i, a.tag == IValue::Tag::Double, a.d, v);
+    if (a.tag == IValue::Tag::Int) return lane_alpha(Scalar(a.i), t, v);
+    return a.tag == IValue::Tag::Double && lane_alpha(Scalar(a.d), t, v);
   }
   bool trailing_none(int n) const { return frame.args[n].is_none(); }
   Tensor& output() const { return frame.outputs[0]; }
@@ -102,11 +93,7 @@ struct TypedArgs {
   const Scalar* alpha_arg;
   Tensor& out;
   const TensorImpl* tensor(int i) const { return tensors[i]->unsafeGetTensorImpl(); }
-  bool alpha(int, ScalarType t, TsrValue& v) const {
-    const Scalar& a = *alpha_arg;
-    const bool is_int = a.kind() == Scalar::Kind::Int, is_double = a.kind() == Scalar::Kind::Float;
-    return alpha_value(t, is_int, is_int ? a.to_long() : 0, is_double, is_double ? a.to_double() : 0.0, v);
-  }
+  bool alpha(int, ScalarType t, TsrValue& v) const { return lane_alpha(*alpha_arg, t, v); }
   bool trailing_none(int) const { return false; }
   Tensor& output() const { return out; }
   size_t num_args() const { return size_t(tensors[1] != nullptr) + 1 + size_t(alpha_arg != nullptr); }
@@ -174,14 +161,12 @@ template <class Args>
   return true;
 }
 
-// Whether Dispatcher::call would pick the op's structured kernel for tensors
-// with key bits `bits` (the trailing argument is a number or None): the keys
-// with the thread's included and excluded ones.
+// Whether Dispatcher::call would run the op's structured kernel for arguments
+// with key bits `bits` (the trailing argument is a number or None): the op's own
+// kernel for the call's key set (a key without one goes to a fallback).
 [[gnu::always_inline]] inline bool dispatches_to_structured(const Operator& op, uint64_t bits) {
-  const LocalDispatchKeySet& tls = local_keys();
-  const int bit = ((DispatchKeySet(bits) | tls.included) - tls.excluded).highest();
-  if (bit < 0 || op.kernel_for(bit) != structured_kernel_function()) [[unlikely]] return false;
-  return true;
+  const int bit = call_key_set(bits).highest();
+  return bit >= 0 && op.kernel_for(bit) == structured_kernel_function();
 }
 
 }  // namespace

@@ -74,17 +74,7 @@ class StructuredCall {
   }
   /// A number, as the kernel's dtype wants it: BOOL, FLOAT or INT.
   void set_scalar(int i, const Scalar& s, ScalarType as_dtype) {
-    TsrValue& v = values_[i];
-    if (as_dtype == kBool) {
-      set_value_tag(v, TSR_VALUE_BOOL);
-      v.as.b = s.to_bool() ? 1 : 0;
-    } else if (is_floating_type(as_dtype)) {
-      set_value_tag(v, TSR_VALUE_FLOAT);
-      v.as.f = s.to_double();
-    } else {
-      set_value_tag(v, TSR_VALUE_INT);
-      v.as.i = s.to_long();
-    }
+    set_scalar_value(values_[i], s, as_dtype);
     mark_set(i);
   }
   void set_none(int i) { set_value(i, TsrValue{}); }

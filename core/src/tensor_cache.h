@@ -56,10 +56,8 @@ class TensorCache {
 };
 
 inline bool TensorCache::keep(TensorImpl* t) noexcept {
-  StorageImpl* s = t->storage_.get();
-  if (s == nullptr || !s->recyclable() || s->use_count() != 1 || t->autograd_meta_ != nullptr ||
-      t->view_base_ != nullptr || t->dims_ != t->inline_dims_) [[unlikely]]
-    return false;
+  if (!t->recyclable()) [[unlikely]] return false;
+  const StorageImpl* s = t->storage().get();
   const DeviceTypeId type = s->device().type();
   if (device_registry::retired(type)) [[unlikely]] return false;
   Slots* slots = tls_slots;
@@ -82,21 +80,7 @@ inline TensorImpl* TensorCache::reuse(DeviceTypeId type, size_t nbytes, IntArray
   uint8_t& n = slots->count[type][cls];
   if (n == 0) return nullptr;
   TensorImpl* t = slots->kept[type][cls][--n];
-  t->reset_ref_count(1);
-  t->storage_->reuse(nbytes);
-  t->set_contiguous_dims(sizes);
-  t->numel_ = numel;
-  t->offset_ = 0;
-  t->dtype_ = dtype;
-  t->key_set_ = DispatchKeySet::backend(type);
-  t->is_contiguous_ = true;
-  t->wrapped_number_ = false;
-  t->inference_ = local_keys().inference_mode;
-  // Its DLTensor view: same block, device and (inline) shape array as before.
-  t->dl_.data = t->storage_->data();
-  t->dl_.ndim = static_cast<int32_t>(t->ndim_);
-  t->dl_.dtype = to_dl_dtype(dtype);
-  t->dl_.strides = t->dims_ + t->ndim_;
+  t->recycle(nbytes, sizes, numel, dtype, to_dl_dtype(dtype), local_keys().inference_mode);
   return t;
 }
 

@@ -43,11 +43,46 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
     if (autograd_meta_ != nullptr) [[unlikely]] autograd::destroy_autograd_meta(autograd_meta_);
   }
   TensorImpl(const TensorImpl&) = delete;
-  /// Called by the reference count when the last reference goes: a plain small
-  /// contiguous tensor that solely owns its storage is kept, with the storage,
-  /// for the next output of its size class on this thread
-  /// (core/src/tensor_cache.h); any other is deleted.
+  /// Called by the reference count when the last reference goes: a recyclable()
+  /// tensor is kept, with its storage, for the next output of its size class on
+  /// this thread (core/src/tensor_cache.h); any other is deleted.
   static void on_last_release(const TensorImpl* p) noexcept;
+
+  // ---- recycling, for the core's tensor cache (core/src/tensor_cache.h) ----
+  static constexpr int kInlineDims = 6;
+  /// Whether this tensor, its last reference gone, may be kept for reuse: its
+  /// dims inline, no autograd state, not a view, and its storage a recyclable
+  /// block (storage.h) that it alone owns.
+  bool recyclable() const noexcept {
+    const StorageImpl* s = storage_.get();
+    return s != nullptr && s->recyclable() && s->use_count() == 1 && autograd_meta_ == nullptr &&
+           view_base_ == nullptr && dims_ == inline_dims_;
+  }
+  /// Makes a recyclable() tensor that nothing references a new output, as the
+  /// first constructor would over the same storage without its allocations: a
+  /// contiguous `sizes` (numel elements, at most kInlineDims dims) of `dtype`
+  /// from element 0, the storage resized to `nbytes` (the same size class) with
+  /// a fresh version counter, one reference that the caller adopts. `dl_dtype`
+  /// is dtype's DLPack type and `inference` the thread's inference mode (the
+  /// caller has both at hand).
+  [[gnu::always_inline]] void recycle(size_t nbytes, IntArrayRef sizes, int64_t numel, ScalarType dtype,
+                                      DLDataType dl_dtype, bool inference) noexcept {
+    reset_ref_count(1);
+    storage_->reuse(nbytes);
+    set_contiguous_dims(sizes);
+    numel_ = numel;
+    offset_ = 0;
+    dtype_ = dtype;
+    key_set_ = DispatchKeySet::backend(device_.type());
+    is_contiguous_ = true;
+    wrapped_number_ = false;
+    inference_ = inference;
+    // The DLTensor view: same block, device and (inline) shape array as before.
+    dl_.data = storage_->data();
+    dl_.ndim = static_cast<int32_t>(ndim_);
+    dl_.dtype = dl_dtype;
+    dl_.strides = dims_ + ndim_;
+  }
   TensorImpl& operator=(const TensorImpl&) = delete;
 
   IntArrayRef sizes() const { return IntArrayRef(dims_, static_cast<size_t>(ndim_)); }
@@ -96,7 +131,6 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   void set_view_base(boost::intrusive_ptr<TensorImpl> base) { view_base_ = std::move(base); }
 
  private:
-  friend class TensorCache;  // core/src/tensor_cache.cpp: resets a kept tensor for reuse
   void refresh();
   void init_dl_tensor();  // dl_ from the fields above (the constructors' last step)
   // Sizes and row-major strides for a contiguous tensor (dims_ allocated if
@@ -116,7 +150,6 @@ class TensorImpl : public detail::RefCounted<TensorImpl> {
   }
   // Sizes then strides, 2 * ndim_ values: inline up to kInlineDims dims, else heap.
   void set_dims(IntArrayRef sizes, const int64_t* strides);
-  static constexpr int kInlineDims = 6;
 
   Storage storage_;
   Device device_;  // storage_'s, kept here: every dispatch reads it

@@ -18,7 +18,6 @@ struct Binary {
   const DLTensor* self;
   const DLTensor* other;
   DLTensor* out;
-  bool dense;  // all three are dense row-major arrays (the float32 fast loops apply)
 };
 
 // The operands of a call that is not the usual one: each checked with a
@@ -27,7 +26,8 @@ TSR_CPU_COLD Binary checked_binary_operands(const TsrKernelCall& call, TsrDType 
   const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
   const DLTensor& other = tensor_arg(call, 1, "other", call.dtype);
   DLTensor& out = output(call, 0, out_dtype >= 0 ? out_dtype : call.dtype);
-  return {&self, &other, &out, check_binary_shapes(self, other, out)};
+  check_binary_shapes(self, other, out);
+  return {&self, &other, &out};
 }
 
 [[gnu::always_inline]] inline Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
@@ -39,8 +39,10 @@ TSR_CPU_COLD Binary checked_binary_operands(const TsrKernelCall& call, TsrDType 
     const DLTensor* other = call.args[1].as.tensor;
     DLTensor* out = call.outputs;
     if (plain_operand(self, want) & plain_operand(other, want) &
-        plain_operand(out, out_dtype >= 0 ? dlpack_dtype(out_dtype) : want)) [[likely]]
-      return {self, other, out, check_binary_shapes(*self, *other, *out)};
+        plain_operand(out, out_dtype >= 0 ? dlpack_dtype(out_dtype) : want)) [[likely]] {
+      check_binary_shapes(*self, *other, *out);
+      return {self, other, out};
+    }
   }
   return checked_binary_operands(call, out_dtype);
 }
@@ -69,10 +71,10 @@ compute_t<T> alpha_as(const TsrKernelCall& call) {
   }
 }
 
-// The general path of add/sub: every dtype, layout and alpha, every check.
-// Out of line, so that the kernels' float32 fast path keeps a small frame.
+// The general path of add/sub: every dtype, layout and alpha, every check; the
+// usual dense float32 call never comes here (dense_f32_entry runs it).
 template <bool kSubtract>
-[[gnu::noinline]] void add_or_sub(const TsrKernelCall& call) {
+void add_or_sub(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -93,12 +95,6 @@ template <bool kSubtract>
     } else {
       using C = compute_t<T>;
       const C alpha = alpha_as<T>(call);
-      if constexpr (std::is_same_v<T, float>) {
-        if (alpha == 1.0f && ops.dense) {
-          dense_f32<kSubtract ? DenseOp::Sub : DenseOp::Add>(*ops.out, *ops.self, *ops.other, kGrain);
-          return;
-        }
-      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [alpha](T x, T y) -> T { return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y)); });
     }
@@ -211,7 +207,7 @@ Rounding rounding_mode(const TsrKernelCall& call) {
 }
 
 // The general path of mul (see add_or_sub).
-[[gnu::noinline]] void mul_general(const TsrKernelCall& call) {
+void mul_general(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -222,39 +218,12 @@ Rounding rounding_mode(const TsrKernelCall& call) {
       binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [](T x, T y) -> T { return wrap_mul(x, y); });
     } else {
       using C = compute_t<T>;
-      if constexpr (std::is_same_v<T, float>) {
-        if (ops.dense) {
-          dense_f32<DenseOp::Mul>(*ops.out, *ops.self, *ops.other, kGrain);
-          return;
-        }
-      }
       binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
                     [](T x, T y) -> T { return T(C(x) * C(y)); });
     }
   });
 }
 
-
-// The bodies behind dense_f32_entry (binary_dense.hpp), which runs the small
-// usual float32 calls itself: a usual call above one grain still takes the
-// dense loop here, in parallel; everything else goes to the general path.
-void add_kernel(const TsrKernelCall& call) {
-  DenseF32Operands d;
-  if (dense_f32_operands<false>(call, d) && unit_alpha(call)) [[likely]]
-    return dense_f32<DenseOp::Add>(d.o, d.x, d.y, d.n, kGrain);
-  add_or_sub<false>(call);
-}
-void sub_kernel(const TsrKernelCall& call) {
-  DenseF32Operands d;
-  if (dense_f32_operands<false>(call, d) && unit_alpha(call)) [[likely]]
-    return dense_f32<DenseOp::Sub>(d.o, d.x, d.y, d.n, kGrain);
-  add_or_sub<true>(call);
-}
-void mul_kernel(const TsrKernelCall& call) {
-  DenseF32Operands d;
-  if (dense_f32_operands<false>(call, d)) [[likely]] return dense_f32<DenseOp::Mul>(d.o, d.x, d.y, d.n, kGrain);
-  mul_general(call);
-}
 
 void div_kernel(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
@@ -416,9 +385,9 @@ void bits_kernel(const TsrKernelCall& call) {
 
 void register_binary_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
-      {"add", kAllMask, &dense_f32_entry<DenseOp::Add, true, &add_kernel>},
-      {"sub", kNumericMask, &dense_f32_entry<DenseOp::Sub, true, &sub_kernel>},
-      {"mul", kAllMask, &dense_f32_entry<DenseOp::Mul, false, &mul_kernel>},
+      {"add", kAllMask, &dense_f32_entry<DenseOp::Add, true, &add_or_sub<false>>},
+      {"sub", kNumericMask, &dense_f32_entry<DenseOp::Sub, true, &add_or_sub<true>>},
+      {"mul", kAllMask, &dense_f32_entry<DenseOp::Mul, false, &mul_general>},
       {"div", kNumericMask, &kernel_entry<&div_kernel>},
       {"remainder", kNumericMask, &kernel_entry<&remainder_kernel>},
       {"fmod", kNumericMask, &kernel_entry<&fmod_kernel>},

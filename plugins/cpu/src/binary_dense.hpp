@@ -32,20 +32,6 @@ template <DenseOp K>
   parallel_for(n, grain, [o, x, y](int64_t begin, int64_t end) { dense_f32_chunk<K>(o, x, y, begin, end); });
 }
 
-template <DenseOp K>
-inline void dense_f32(float* o, const float* x, const float* y, int64_t n, int64_t grain) {
-  if (n > grain) return dense_f32_parallel<K>(o, x, y, n, grain);
-  dense_f32_chunk<K>(o, x, y, 0, n);
-}
-
-/// dense_f32 on three dense float32 tensors of out's shape (the caller checked:
-/// check_binary_shapes).
-template <DenseOp K>
-void dense_f32(DLTensor& out, const DLTensor& self, const DLTensor& other, int64_t grain) {
-  dense_f32<K>(reinterpret_cast<float*>(data_ptr(out)), reinterpret_cast<const float*>(data_ptr(self)),
-               reinterpret_cast<const float*>(data_ptr(other)), sdk::numel(out), grain);
-}
-
 /// The operands of the usual float32 call of a binary kernel.
 struct DenseF32Operands {
   const float* x;  // args[0]
@@ -122,25 +108,35 @@ template <DenseOp K>
   return nullptr;
 }
 
-/// The entry point of a float32-accelerated binary kernel: the usual dense
-/// float32 call of at most kGrain elements (with alpha 1 when kAlpha) runs here
-/// straight, as nothing on that path can throw; every other call goes through
-/// kernel_entry<Body>, with its guard and checks. Tiny ops take the first way.
-/// The registered entry (kOneDim) takes one-dimensional operands; any other
-/// call tail-jumps to the any-rank instance, and from there to kernel_entry.
-template <DenseOp K, bool kAlpha, void (*Body)(const TsrKernelCall&), bool kOneDim = true>
+// Operands by value, in registers: the entry's tail call then keeps its
+// operands out of memory on the small-size path too.
+template <DenseOp K>
+[[gnu::noinline]] TsrError* dense_f32_large(float* o, const float* x, const float* y, int64_t n) noexcept {
+  return sdk::guard([=] { dense_f32_parallel<K>(o, x, y, n, kGrain); });
+}
+
+/// The entry point of add, sub and mul: asks whether the call is the usual
+/// dense float32 one (with alpha 1 when kAlpha) and if so runs its loop here —
+/// straight up to one grain, as nothing on that path can throw, in parallel
+/// under the kernel guard above that. The registered instance (kOneDim) asks
+/// for one-dimensional operands, the tiny op's, with few registers, and passes
+/// any other call to the any-rank instance; a call that is not the usual one
+/// goes to kernel_entry<General>, with its guard and checks. The general path
+/// never sees a usual dense float32 call, so it does not ask again.
+template <DenseOp K, bool kAlpha, void (*General)(const TsrKernelCall&), bool kOneDim = true>
 [[gnu::noinline]] TsrError* dense_f32_entry(const TsrKernelCall* call) noexcept {
   DenseF32Operands d;
   if (call != nullptr && call->struct_size >= offsetof(TsrKernelCall, handle) &&
-      dense_f32_operands<kOneDim>(*call, d) && d.n <= kGrain && (!kAlpha || unit_alpha(*call))) [[likely]] {
+      dense_f32_operands<kOneDim>(*call, d) && (!kAlpha || unit_alpha(*call))) [[likely]] {
     if (d.n == 1) {  // a scalar: skip the unrolled loop's remainder logic
       dense_f32_chunk<K>(d.o, d.x, d.y, 0, 1);
       return nullptr;
     }
-    return dense_f32_small<K>(d.o, d.x, d.y, d.n);
+    if (d.n <= kGrain) return dense_f32_small<K>(d.o, d.x, d.y, d.n);
+    return dense_f32_large<K>(d.o, d.x, d.y, d.n);
   }
-  if constexpr (kOneDim) return dense_f32_entry<K, kAlpha, Body, false>(call);
-  return kernel_entry<Body>(call);
+  if constexpr (kOneDim) return dense_f32_entry<K, kAlpha, General, false>(call);
+  return kernel_entry<General>(call);
 }
 
 }  // namespace tessera::cpu

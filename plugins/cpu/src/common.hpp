@@ -298,23 +298,16 @@ inline void check_same_shape(const DLTensor& a, const char* a_name, const DLTens
 }
 
 /// Checks that self and other have out's shape (the kernel's contract for
-/// pointwise ops) and tells whether all three are dense row-major arrays
-/// (strides of size-1 dims ignored), in one pass over the dims: tiny ops run
-/// this on every call.
-[[gnu::always_inline]] inline bool check_binary_shapes(const DLTensor& self, const DLTensor& other,
+/// pointwise ops), in one pass over the dims.
+[[gnu::always_inline]] inline void check_binary_shapes(const DLTensor& self, const DLTensor& other,
                                                      const DLTensor& out) {
   if (__builtin_expect(self.ndim != out.ndim, 0)) detail::shape_mismatch(self, "self", out, "out");
   if (__builtin_expect(other.ndim != out.ndim, 0)) detail::shape_mismatch(other, "other", out, "out");
-  bool dense = true;
-  int64_t expected = 1;
   for (int32_t d = out.ndim - 1; d >= 0; --d) {
     const int64_t n = out.shape[d];
     if (__builtin_expect(self.shape[d] != n, 0)) detail::shape_mismatch(self, "self", out, "out");
     if (__builtin_expect(other.shape[d] != n, 0)) detail::shape_mismatch(other, "other", out, "out");
-    if (n != 1) dense &= (out.strides[d] == expected) & (self.strides[d] == expected) & (other.strides[d] == expected);
-    expected *= n;
   }
-  return dense;
 }
 
 /// Rejects a scalar argument whose tag is not INT, FLOAT or BOOL.

@@ -160,31 +160,11 @@ struct Reducer {
   // Sum of the reduced elements [begin, end) (flat, innermost fastest) of the
   // output whose input elements start at base.
   Acc sum_range(const S* base, int64_t begin, int64_t end) const {
-    const int64_t len = L.red[0].size;
-    const int64_t s0 = L.red[0].in;
-    if (L.nr == 1) return pairwise_sum<T, Acc>(base + begin * s0, end - begin, s0);
-    int64_t index[kMaxDims];
-    int64_t rest = begin / len;
-    int64_t col = begin % len;
-    const S* row = base;
-    for (int d = 1; d < L.nr; ++d) {
-      index[d] = rest % L.red[d].size;
-      rest /= L.red[d].size;
-      row += index[d] * L.red[d].in;
-    }
+    if (L.nr == 1) return pairwise_sum<T, Acc>(base + begin * L.red[0].in, end - begin, L.red[0].in);
     Cascade<Acc> acc;
-    for (int64_t remaining = end - begin; remaining > 0;) {
-      const int64_t count = std::min(len - col, remaining);
-      acc.push(pairwise_sum<T, Acc>(row + col * s0, count, s0));
-      remaining -= count;
-      col = 0;
-      for (int d = 1; d < L.nr && remaining > 0; ++d) {
-        row += L.red[d].in;
-        if (++index[d] < L.red[d].size) break;
-        row -= L.red[d].size * L.red[d].in;
-        index[d] = 0;
-      }
-    }
+    reduce_detail::for_each_run(L, base, begin, end, [&acc](const S* run, int64_t len, int64_t stride) {
+      acc.push(pairwise_sum<T, Acc>(run, len, stride));
+    });
     return acc.total();
   }
 
