@@ -188,7 +188,7 @@ namespace {
 using V = IValue;
 using ops::call;
 
-Tensor num(const Scalar& s, const Tensor& like) { return ops::wrapped_number(s, like.device()); }
+using ops::num;
 }  // namespace
 
 // Pointwise ops try the lane with their typed arguments (no boxing);

@@ -66,5 +66,7 @@ Tensor& assign_out(std::string_view op, const Tensor& result, Tensor& out);
 
 /// A 0-d tensor for a number given in place of a tensor (a + 2), on `device`.
 Tensor wrapped_number(const Scalar& s, Device device);
+/// wrapped_number on the device of `like`, the tensor operand next to it.
+inline Tensor num(const Scalar& s, const Tensor& like) { return wrapped_number(s, like.device()); }
 
 }  // namespace tessera::ops

@@ -218,7 +218,7 @@ namespace tessera {
 namespace {
 using V = IValue;
 using ops::call;
-Tensor num(const Scalar& s, const Tensor& like) { return ops::wrapped_number(s, like.device()); }
+using ops::num;
 IValue opt(const std::optional<Tensor>& t) { return t ? V::of(*t) : V::none(); }
 }  // namespace
 
