@@ -141,8 +141,8 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("__imul__", [](nb::handle self, const Scalar& b) { nb::cast<Tensor&>(self).mul_(b); return nb::borrow(self); }, nb::is_operator())
       .def("__itruediv__", [](nb::handle self, const Tensor& b) { nb::cast<Tensor&>(self).div_(b); return nb::borrow(self); }, nb::is_operator())
       .def("__itruediv__", [](nb::handle self, const Scalar& b) {
-        // No div_(Scalar) in the C++ API: a 0-d tensor of the scalar's kind keeps
-        // the same promotion (a dimensioned self outranks a 0-d other).
+        // A 0-d tensor of the scalar's kind rather than div_(Scalar)'s wrapped
+        // number: a dimensioned self outranks either, so promotion is the same.
         Tensor& t = nb::cast<Tensor&>(self);
         t.div_(scalar_tensor(b, TensorOptions(t.device())));
         return nb::borrow(self);
