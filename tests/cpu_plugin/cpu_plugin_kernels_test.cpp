@@ -1647,7 +1647,7 @@ double int_max(TsrDType d) {
 }
 
 // What copy_ must produce for source value v of dtype `from` in dtype `to`;
-// false when the result is unspecified (docs/ops.md: NaN/out of range to int).
+// false when the result is unspecified (docs/ops/shape.md, copy_: NaN/out of range to int).
 bool expected_copy(TsrDType from, TsrDType to, double v, double& want) {
   if (to == TSR_DTYPE_BOOL) {
     want = v != 0 ? 1 : 0;  // NaN != 0
@@ -1706,7 +1706,7 @@ TEST_F(CpuPlugin, CopyBetweenAllDtypePairs) {
 }
 
 TEST_F(CpuPlugin, CopyFloatToIntegerIsDefinedOutOfRange) {
-  // The plugin's documented choices for what docs/ops.md leaves unspecified:
+  // The plugin's documented choices for what docs/ops/shape.md (copy_) leaves unspecified:
   // NaN -> 0, saturation to int32/int64, then wrap to narrower types.
   Tensor src = make(TSR_DTYPE_FLOAT32, {6});
   const double v[] = {NAN, -1.0, 1e10, -1e30, INFINITY, 300.0};

@@ -1,5 +1,5 @@
 // Element conversions shared by copy_, fill_, sum and arange. The rules
-// (docs/ops.md, copy_ row), made precise here:
+// (the copy_ kernel contract, docs/ops/shape.md), made precise here:
 //  - to bool: x != 0 (NaN -> true);
 //  - integer -> integer: modulo 2^bits (two's complement wrap);
 //  - floating -> integer: truncate toward zero. Values outside the target's

@@ -1,4 +1,4 @@
-// sum over a list of dims, with keepdim and an output dtype (docs/ops.md), and
+// sum over a list of dims, with keepdim and an output dtype (docs/ops/reduction.md), and
 // the registration of every reduction and scan kernel (reduce_ops.hpp, reduce_scan.hpp).
 //
 // Accuracy: floating sums are pairwise. Each output's reduced elements are cut
