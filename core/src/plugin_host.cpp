@@ -226,6 +226,26 @@ TsrError* host_register_device_type(TsrHostContext ctx, const TsrDeviceTypeDesc*
   if (e.desc.device_count == nullptr) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + " has no device_count function");
   if (!e.no_storage() && (e.desc.allocate == nullptr || e.desc.deallocate == nullptr || e.desc.copy == nullptr))
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + " holds memory but lacks allocate, deallocate or copy");
+  if (e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage()) {
+    const TsrDeviceTypeDesc& d = e.desc;
+    if (!d.stream_create || !d.stream_destroy || !d.stream_synchronize || !d.stream_wait_event || !d.event_create ||
+        !d.event_destroy || !d.event_record || !d.event_query || !d.event_synchronize || !d.device_synchronize)
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
+                             dev + " is ASYNC but lacks a stream, event or device_synchronize function (all are "
+                                   "required: docs/abi.md, device type)");
+  }
+  {  // 1.2 slot groups: all of a group or none of it
+    const TsrDeviceTypeDesc& d = e.desc;
+    const int va = !!d.va_granularity + !!d.va_reserve + !!d.va_release + !!d.va_map + !!d.va_unmap;
+    if (va != 0 && va != 5)
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
+                             dev + " provides " + std::to_string(va) +
+                                 " of the 5 expandable-segment slots (va_granularity, va_reserve, va_release, va_map, "
+                                 "va_unmap): all or none");
+    if (!d.host_allocate != !d.host_deallocate)
+      return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
+                             dev + " provides one of host_allocate and host_deallocate: both or neither");
+  }
   if (e.desc.memory_alignment == 0 || (e.desc.memory_alignment & (e.desc.memory_alignment - 1)) != 0)
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, dev + ": memory_alignment must be a power of two");
   if (e.desc.dlpack_device_type < 0)

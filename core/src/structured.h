@@ -219,6 +219,7 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   call.num_outputs = num_outputs;
   call.handle = handle;
   call.allocate_output = allocate_output;
+  call.workspace = nullptr;  // not offered yet: kernels see UNIMPLEMENTED (docs/abi.md, 1.2)
   return call_plugin([&] { return k.fn(&call); });
 }
 /// Throws the error a plugin kernel returned (taking ownership of err), naming the

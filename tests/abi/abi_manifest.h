@@ -97,6 +97,17 @@ TSR_M_FIELD(TsrDeviceTypeDesc, event_record, TsrError* (*)(void*, int32_t, TsrEv
 TSR_M_FIELD(TsrDeviceTypeDesc, event_query, TsrError* (*)(void*, int32_t, TsrEvent, int32_t*))
 TSR_M_FIELD(TsrDeviceTypeDesc, event_synchronize, TsrError* (*)(void*, int32_t, TsrEvent))
 TSR_M_FIELD(TsrDeviceTypeDesc, device_synchronize, TsrError* (*)(void*, int32_t))
+/* 1.2 */
+TSR_M_FIELD(TsrDeviceTypeDesc, memory_info, TsrError* (*)(void*, int32_t, size_t*, size_t*))
+TSR_M_FIELD(TsrDeviceTypeDesc, event_create_flags, TsrError* (*)(void*, int32_t, uint32_t, TsrEvent*))
+TSR_M_FIELD(TsrDeviceTypeDesc, event_elapsed_time, TsrError* (*)(void*, int32_t, TsrEvent, TsrEvent, float*))
+TSR_M_FIELD(TsrDeviceTypeDesc, va_granularity, TsrError* (*)(void*, int32_t, size_t*))
+TSR_M_FIELD(TsrDeviceTypeDesc, va_reserve, TsrError* (*)(void*, int32_t, size_t, void**))
+TSR_M_FIELD(TsrDeviceTypeDesc, va_release, void (*)(void*, int32_t, void*, size_t))
+TSR_M_FIELD(TsrDeviceTypeDesc, va_map, TsrError* (*)(void*, int32_t, void*, size_t))
+TSR_M_FIELD(TsrDeviceTypeDesc, va_unmap, void (*)(void*, int32_t, void*, size_t))
+TSR_M_FIELD(TsrDeviceTypeDesc, host_allocate, TsrError* (*)(void*, size_t, void**))
+TSR_M_FIELD(TsrDeviceTypeDesc, host_deallocate, void (*)(void*, void*, size_t))
 TSR_M_END(TsrDeviceTypeDesc)
 
 TSR_M_STRUCT(TsrKernelCall, growable)
@@ -113,6 +124,7 @@ TSR_M_FIELD(TsrKernelCall, num_outputs, size_t)
 TSR_M_FIELD(TsrKernelCall, handle, TsrCallHandle)
 TSR_M_FIELD(TsrKernelCall, allocate_output,
             TsrError* (*)(TsrCallHandle, size_t, TsrDType, int32_t, const int64_t*, DLTensor**))
+TSR_M_FIELD(TsrKernelCall, workspace, TsrError* (*)(const TsrKernelCall*, size_t, void**)) /* 1.2 */
 TSR_M_END(TsrKernelCall)
 
 TSR_M_STRUCT(TsrKernelDesc, growable)
@@ -218,6 +230,7 @@ TSR_M_CONST(TSR_DEVICE_CAP_HOST_ACCESSIBLE)
 TSR_M_CONST(TSR_DEVICE_CAP_NO_STORAGE)
 TSR_M_CONST(TSR_DEVICE_CAP_ASYNC)
 TSR_M_CONST(TSR_DEVICE_CAP_CACHING_ALLOCATOR)
+TSR_M_CONST(TSR_EVENT_TIMING) /* 1.2 */
 
 TSR_M_CONST(TSR_COPY_HOST_TO_DEVICE)
 TSR_M_CONST(TSR_COPY_DEVICE_TO_HOST)

@@ -1,5 +1,5 @@
 /*
- * tessera/abi.h — the Tessera plugin C ABI, version 1.1.
+ * tessera/abi.h — the Tessera plugin C ABI, version 1.2.
  *
  * This header is the specification of the boundary between the Tessera core
  * (libtessera) and a device plugin (a shared library loaded at run time). It is
@@ -46,7 +46,7 @@ extern "C" {
 
 /** The ABI version this header describes. */
 #define TSR_ABI_VERSION_MAJOR 1
-#define TSR_ABI_VERSION_MINOR 1
+#define TSR_ABI_VERSION_MINOR 2
 
 /** An ABI version. Frozen value type (no struct_size). */
 typedef struct TsrVersion {
@@ -264,7 +264,76 @@ typedef struct TsrDeviceTypeDesc {
   TsrError* (*event_synchronize)(void* context, int32_t index, TsrEvent event);
   /** Blocks until all work on device index has finished. */
   TsrError* (*device_synchronize)(void* context, int32_t index);
+
+  /* ---- Appended in 1.2 (read only when struct_size covers them) ---- */
+
+  /**
+   * Nullable. Stores the bytes of memory free and in total on device index
+   * (e.g. cudaMemGetInfo). The host's allocator uses `total` for a per-device
+   * memory fraction and in out-of-memory messages. Any thread.
+   */
+  TsrError* (*memory_info)(void* context, int32_t index, size_t* free_bytes, size_t* total_bytes);
+  /**
+   * Nullable (then event_create serves every use). Creates an event like
+   * event_create, with TSR_EVENT_* flags; unknown flag bits are refused with
+   * TSR_ERROR_INVALID_ARGUMENT. Destroyed by event_destroy.
+   */
+  TsrError* (*event_create_flags)(void* context, int32_t index, uint32_t flags, TsrEvent* event);
+  /**
+   * Nullable (the device cannot time). Stores in *milliseconds the time from
+   * `start` to `end`, both created with TSR_EVENT_TIMING, recorded and
+   * completed; TSR_ERROR_INVALID_ARGUMENT otherwise. Any thread.
+   */
+  TsrError* (*event_elapsed_time)(void* context, int32_t index, TsrEvent start, TsrEvent end, float* milliseconds);
+
+  /*
+   * Expandable segments: the five va_* slots together, or none (then the host
+   * allocates plain segments). The host reserves address space once per
+   * segment and backs it with physical memory granule by granule as the
+   * segment grows, so a segment can grow in place instead of a new one being
+   * allocated. Sizes and addresses are multiples of the granularity. Any thread.
+   */
+  /** Stores the physical granule size of device index (a power of two) in *granularity. */
+  TsrError* (*va_granularity)(void* context, int32_t index, size_t* granularity);
+  /**
+   * Reserves nbytes of device address space with no memory behind it and
+   * stores its base in *base; TSR_ERROR_OUT_OF_MEMORY when no space is left.
+   */
+  TsrError* (*va_reserve)(void* context, int32_t index, size_t nbytes, void** base);
+  /** Releases a whole reservation from va_reserve, every part of it unmapped. Cannot fail. */
+  void (*va_release)(void* context, int32_t index, void* base, size_t nbytes);
+  /**
+   * Backs [addr, addr + nbytes), inside one reservation and not mapped, with
+   * new physical memory readable and writable by the device's kernels and
+   * copies; TSR_ERROR_OUT_OF_MEMORY when the device's memory is exhausted
+   * (nothing is mapped then).
+   */
+  TsrError* (*va_map)(void* context, int32_t index, void* addr, size_t nbytes);
+  /**
+   * Unmaps [addr, addr + nbytes) and frees its physical memory; the range is
+   * a union of whole earlier va_map ranges. The host calls it only once the
+   * work that used the range has completed. Cannot fail.
+   */
+  void (*va_unmap)(void* context, int32_t index, void* addr, size_t nbytes);
+
+  /*
+   * Pinned host memory: both slots or neither. Page-locked host memory that
+   * this device type's copies can read and write asynchronously; the host
+   * caches it and hands it out as "cpu" tensors that report is_pinned(). Any
+   * thread.
+   */
+  /** Allocates nbytes > 0 of pinned host memory; TSR_ERROR_OUT_OF_MEMORY when none is left. */
+  TsrError* (*host_allocate)(void* context, size_t nbytes, void** ptr);
+  /**
+   * Frees memory from host_allocate (same nbytes), once no queued copy uses it
+   * (the host waits for the events it recorded). Cannot fail.
+   */
+  void (*host_deallocate)(void* context, void* ptr, size_t nbytes);
 } TsrDeviceTypeDesc;
+
+/** Flags of event_create_flags (1.2). */
+/** The event records a timestamp usable with event_elapsed_time. */
+#define TSR_EVENT_TIMING (((uint32_t)1) << 0)
 
 /* ------------------------------------------------------------------------ */
 /* Kernel arguments                                                          */
@@ -357,6 +426,20 @@ typedef struct TsrKernelCall {
    */
   TsrError* (*allocate_output)(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim,
                                const int64_t* shape, DLTensor** out);
+
+  /* ---- Appended in 1.2 (check struct_size before reading) ---- */
+
+  /**
+   * Allocates nbytes > 0 of scratch memory on the call's device, usable on the
+   * call's stream (a reduction's partial results, a BLAS library's workspace),
+   * and stores it in *ptr, aligned like the device's allocations. The host
+   * frees it when the kernel returns, in stream order: work the kernel queued
+   * on `stream` may still use it; work on other streams may not. Any number
+   * per call; only during this call and on the calling thread, and `call`
+   * must be this very call (else TSR_ERROR_INVALID_ARGUMENT, never
+   * dereferenced). TSR_ERROR_OUT_OF_MEMORY when the device is out of memory.
+   */
+  TsrError* (*workspace)(const struct TsrKernelCall* call, size_t nbytes, void** ptr);
 } TsrKernelCall;
 
 /**
@@ -517,12 +600,14 @@ TSR_STATIC_ASSERT(TsrVersion, sizeof(TsrVersion) == 8);
 TSR_STATIC_ASSERT(TsrError, sizeof(TsrError) == 32 && offsetof(TsrError, destroy) == 24);
 TSR_STATIC_ASSERT(TsrCopyRequest,
                   sizeof(TsrCopyRequest) == 56 && offsetof(TsrCopyRequest, stream) == 48);
-TSR_STATIC_ASSERT(TsrDeviceTypeDesc, sizeof(TsrDeviceTypeDesc) == 168 &&
+TSR_STATIC_ASSERT(TsrDeviceTypeDesc, sizeof(TsrDeviceTypeDesc) == 248 &&
                                          offsetof(TsrDeviceTypeDesc, device_count) == 48 &&
-                                         offsetof(TsrDeviceTypeDesc, device_synchronize) == 160);
+                                         offsetof(TsrDeviceTypeDesc, device_synchronize) == 160 &&
+                                         offsetof(TsrDeviceTypeDesc, host_deallocate) == 240);
 TSR_STATIC_ASSERT(TsrValue, sizeof(TsrValue) == 24 && offsetof(TsrValue, as) == 8);
-TSR_STATIC_ASSERT(TsrKernelCall, sizeof(TsrKernelCall) == 88 &&
-                                     offsetof(TsrKernelCall, allocate_output) == 80);
+TSR_STATIC_ASSERT(TsrKernelCall, sizeof(TsrKernelCall) == 96 &&
+                                     offsetof(TsrKernelCall, allocate_output) == 80 &&
+                                     offsetof(TsrKernelCall, workspace) == 88);
 TSR_STATIC_ASSERT(TsrKernelDesc,
                   sizeof(TsrKernelDesc) == 48 && offsetof(TsrKernelDesc, context) == 40);
 TSR_STATIC_ASSERT(TsrHostApi, sizeof(TsrHostApi) == 48 && offsetof(TsrHostApi, log) == 40);
