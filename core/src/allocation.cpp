@@ -10,6 +10,7 @@
 
 #include "abi_bridge.h"
 #include "checked_math.h"
+#include "current_stream.h"
 #include "plugin_host.h"
 #include "small_block_cache.h"
 #include "tensor_cache.h"
@@ -27,7 +28,7 @@ void device_deleter(StorageImpl& s) noexcept {
     nbytes = small_blocks::rounded(nbytes);
   }
   try {
-    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), nbytes, nullptr);
+    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), nbytes, stream_handle(s.stream()));
   } catch (...) {  // ABI rule 4 violated; a destructor cannot report it otherwise
     std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception across the C ABI\n",
                  e->plugin_name.c_str());
@@ -56,8 +57,8 @@ namespace {
 // the block, or throws OutOfMemoryError naming the request, the device, the
 // plugin and what was released.
 [[gnu::cold, gnu::noinline]] void* allocate_under_pressure(const DeviceTypeEntry& e, Device device, size_t request,
-                                                          size_t nbytes, IntArrayRef sizes, ScalarType dtype,
-                                                          TsrError* err) {
+                                                          TsrStream stream, size_t nbytes, IntArrayRef sizes,
+                                                          ScalarType dtype, TsrError* err) {
   if (err->code != TSR_ERROR_OUT_OF_MEMORY) fail_allocate(e, device, nbytes, err);
   const std::string first = take_error_message(err);
   // Disjoint: a kept tensor's block is its storage's, not in the block cache.
@@ -65,7 +66,7 @@ namespace {
   TensorCache::release_thread();  // their blocks join the block cache or go to their plugin
   small_blocks::release_thread();
   void* ptr = nullptr;
-  err = call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
+  err = call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, stream, &ptr); });
   if (err == nullptr) return ptr;
   if (err->code != TSR_ERROR_OUT_OF_MEMORY) fail_allocate(e, device, nbytes, err);
   throw_abi_error(err, detail::str("out of memory allocating ", nbytes, " bytes for a ", dtype_name(dtype), sizes,
@@ -103,15 +104,20 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
         return Tensor(boost::intrusive_ptr<TensorImpl>(kept, /*add_ref=*/false));
       ptr = small_blocks::take(device.type(), nbytes, owner);
     }
+    // On an asynchronous device the memory is the current stream's (stream-ordered).
+    boost::intrusive_ptr<StreamImpl> stream = current_stream_ref(device);
     if (ptr == nullptr) {
       const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
+      TsrStream handle = stream_handle(stream.get());
       TsrError* err =
-          call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, nullptr, &ptr); });
-      if (err != nullptr) [[unlikely]] ptr = allocate_under_pressure(e, device, request, nbytes, sizes, dtype, err);
+          call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, handle, &ptr); });
+      if (err != nullptr) [[unlikely]]
+        ptr = allocate_under_pressure(e, device, request, handle, nbytes, sizes, dtype, err);
       owner = PluginRef(e.plugin);
     }
     storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
                                       std::move(owner)));
+    if (stream) [[unlikely]] storage->set_stream(std::move(stream));
     if (small) storage->set_recyclable();
   }
   return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes)));

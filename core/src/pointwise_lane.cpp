@@ -155,7 +155,7 @@ template <class Args>
   for (int i = 0; i < n; ++i) values[i].as.tensor = arg_view(*args.tensor(i), dl_device, scratch[i]);
   DLTensor dl_out;
   make_dl_of_new(*o, dl_device, dl_out);
-  TsrError* err = call_plugin_kernel(op, *k, device.index(), t, values, args.num_args(), &dl_out, 1, nullptr,
+  TsrError* err = call_plugin_kernel(op, *k, device, t, values, args.num_args(), &dl_out, 1, nullptr,
                                      &lane_allocate_output);
   if (err != nullptr) [[unlikely]] args.fail(op, dev, *k, t, err);
   return true;

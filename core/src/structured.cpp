@@ -212,7 +212,7 @@ void StructuredCall::run() {
         outer = std::exchange(t_allocating_call, this);
         handle = reinterpret_cast<TsrCallHandle>(this);
       }
-      TsrError* err = call_plugin_kernel(op_, *k, device.index(), dispatch_dtype, values_, static_cast<size_t>(num_args_),
+      TsrError* err = call_plugin_kernel(op_, *k, device, dispatch_dtype, values_, static_cast<size_t>(num_args_),
                                          dl_outs, static_cast<size_t>(num_outputs_), handle, &structured_allocate_output);
       if (data_dependent) [[unlikely]] t_allocating_call = outer;
       dl_outputs_ = nullptr;

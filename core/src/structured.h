@@ -15,8 +15,10 @@
 
 #include "abi_bridge.h"
 #include "allocation.h"
+#include "current_stream.h"
 #include "device_registry.h"
 #include "dispatch_trace.h"
+#include "kernel_workspace.h"
 #include "lazy.h"
 #include "meta_helpers.h"
 #include "plugin_kernels.h"
@@ -200,27 +202,35 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   dl.strides = const_cast<int64_t*>(t.strides_data());
   dl.byte_offset = 0;
 }
-/// Calls plugin kernel k for `op` on device index `device_index` with dispatch
-/// dtype `dtype` (arguments and outputs borrowed for the call); returns the
-/// kernel's error, owned by the caller, or null.
-[[gnu::always_inline]] inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, int32_t device_index, ScalarType dtype,
+/// Calls plugin kernel k for `op` on `device` with dispatch dtype `dtype`
+/// (arguments and outputs borrowed for the call), ordered on the thread's
+/// current stream of the device; returns the kernel's error, owned by the
+/// caller, or null. Workspace the kernel asked for is freed when it returns.
+[[gnu::always_inline]] inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, Device device, ScalarType dtype,
                                     const TsrValue* args, size_t num_args, DLTensor* outputs, size_t num_outputs,
                                     TsrCallHandle handle, decltype(TsrKernelCall::allocate_output) allocate_output) {
   TsrKernelCall call;
   call.struct_size = sizeof(TsrKernelCall);
   call.op_name = op.kernel_source().name().c_str();
   call.kernel_context = k.context;
-  call.device_index = device_index;
+  call.device_index = device.index();
   call.dtype = to_abi_dtype(dtype);
-  call.stream = nullptr;
+  call.stream = current_stream_handle(device);
   call.args = args;
   call.num_args = num_args;
   call.outputs = outputs;
   call.num_outputs = num_outputs;
   call.handle = handle;
   call.allocate_output = allocate_output;
-  call.workspace = nullptr;  // not offered yet: kernels see UNIMPLEMENTED (docs/abi.md, 1.2)
-  return call_plugin([&] { return k.fn(&call); });
+  call.workspace = &kernel_workspace;
+  const RunningKernelCall outer = g_running_call;
+  g_running_call.call = &call;
+  g_running_call.device_type = device.type();
+  TsrError* err = call_plugin([&] { return k.fn(&call); });
+  if (g_running_call.workspaces != outer.workspaces) [[unlikely]] release_workspaces(&call);
+  g_running_call.call = outer.call;
+  g_running_call.device_type = outer.device_type;
+  return err;
 }
 /// Throws the error a plugin kernel returned (taking ownership of err), naming the
 /// op, plugin, device type, dtype and the call.

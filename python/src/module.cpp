@@ -92,6 +92,7 @@ NB_MODULE(_C, m) {
   m.doc() = "Tessera tensor runtime (C++ core bindings)";
   register_errors(m);
   register_dtype_device(m);
+  register_streams(m);
   // The buffer protocol (memoryview(t), NumPy) is a type slot: see dlpack.cpp.
   nb::class_<tessera::Tensor> cls(m, "Tensor", nb::type_slots(tensor_buffer_slots()));
   register_tensor_methods(m, cls);

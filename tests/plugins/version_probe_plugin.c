@@ -1,11 +1,14 @@
 /* A plain C99 plugin (abi.h only) that reports which error codes the host's
  * register_kernel answers, for the negotiation tests. Built once per ABI minor
- * version it claims (TSRTEST_MINOR: 0, 1 and 7, named vprobe_v1_<minor>). Its
+ * version it claims (TSRTEST_MINOR: 0, 1, 2 and 7, named vprobe_v1_<minor>). Its
  * initialize registers a device type of its own, then three kernels the host
  * must refuse — an unknown op, an unknown device type, a dtype mask with no
  * dtype the host knows — and fails on purpose with a message listing the codes
  * and the versions it was offered, which the test reads from the PluginError:
- *   "vprobe: offer 1.0-1.1 host 1.1 unknown_op=7 unknown_device_type=10 unknown_dtypes=7" */
+ *   "vprobe: offer 1.0-1.2 host 1.2 unknown_op=7 unknown_device_type=10 unknown_dtypes=7 old_desc=0"
+ * old_desc is the code for a device type described with 1.1's struct_size
+ * (168 bytes) followed by bytes that would be a partial 1.2 slot group: the
+ * host must not read past struct_size, so it accepts (0). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +52,32 @@ static int vprobe_code(const TsrHostApi* host, const char* op, const char* devic
 static TsrError* vprobe_initialize(const TsrHostApi* host, void** state) {
   TsrDeviceTypeDesc device;
   TsrError* err;
-  char text[200];
+  char text[240];
+  int old_desc;
   const uint64_t f32 = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32);
   (void)state;
   tsrtest_host_memory_device(&device, VPROBE_NAME);
   err = host->register_device_type(host->context, &device);
   if (err != NULL) return err;
-  snprintf(text, sizeof text, "vprobe: offer %u.%u-%u.%u host %u.%u unknown_op=%d unknown_device_type=%d unknown_dtypes=%d",
+  {
+    /* A 1.1-sized description inside a bigger buffer whose tail is garbage. */
+    static union {
+      TsrDeviceTypeDesc desc;
+      unsigned char bytes[sizeof(TsrDeviceTypeDesc)];
+    } old;
+    tsrtest_host_memory_device(&old.desc, VPROBE_NAME "_old");
+    memset(old.bytes + 168, 0, sizeof old.bytes - 168);
+    memset(old.bytes + 192, 0xFF, 8); /* where 1.2 put va_granularity: one of five */
+    old.desc.struct_size = 168;
+    err = host->register_device_type(host->context, &old.desc);
+    old_desc = err == NULL ? 0 : err->code;
+    if (err != NULL) err->destroy(err);
+  }
+  snprintf(text, sizeof text, "vprobe: offer %u.%u-%u.%u host %u.%u unknown_op=%d unknown_device_type=%d unknown_dtypes=%d old_desc=%d",
            (unsigned)vprobe_offer_min.major, (unsigned)vprobe_offer_min.minor, (unsigned)vprobe_offer_max.major,
            (unsigned)vprobe_offer_max.minor, (unsigned)host->host_version.major, (unsigned)host->host_version.minor,
            vprobe_code(host, "no_such_op", VPROBE_NAME, f32), vprobe_code(host, "add", "no_such_device", f32),
-           vprobe_code(host, "add", VPROBE_NAME, ((uint64_t)1) << 40));
+           vprobe_code(host, "add", VPROBE_NAME, ((uint64_t)1) << 40), old_desc);
   return tsrtest_error(TSR_ERROR_INTERNAL, text);
 }
 

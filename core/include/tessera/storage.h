@@ -9,6 +9,7 @@
 
 #include <tessera/device.h>
 #include <tessera/ref_counted.h>
+#include <tessera/stream.h>
 
 #include <atomic>
 #include <boost/intrusive_ptr.hpp>
@@ -50,6 +51,11 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   PluginRecord* owner() const { return owner_.get(); }
   /// Moves the plugin reference out (the allocator keeps it with a cached block).
   PluginRef& owner_ref() { return owner_; }
+  /// The stream the memory was allocated on, on an asynchronous device: its
+  /// deleter frees it in that stream's order. Null for the default stream (and
+  /// always on synchronous devices). The storage keeps the stream alive.
+  StreamImpl* stream() const { return stream_.get(); }
+  void set_stream(boost::intrusive_ptr<StreamImpl> stream) { stream_ = std::move(stream); }
   /// Read-only memory (e.g. imported from a read-only DLPack producer): in-place
   /// ops and copies into it fail with ValueError.
   bool read_only() const { return read_only_; }
@@ -76,6 +82,7 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   Deleter deleter_;
   void* deleter_context_;
   PluginRef owner_;
+  boost::intrusive_ptr<StreamImpl> stream_;
   bool read_only_;
   bool recyclable_ = false;
   std::atomic<uint32_t> version_{0};

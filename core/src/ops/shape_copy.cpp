@@ -1,6 +1,7 @@
 // The shape family's data movement: copy_ (also across devices), fill_, and the
 // factories empty and arange, with their C++ API.
 #include <tessera/error.h>
+#include <tessera/stream.h>
 
 #include <cmath>
 #include <cstring>
@@ -13,6 +14,20 @@
 #include "ops.h"
 
 namespace tessera::ops {
+namespace {
+void check_copy(TsrError* err, std::string_view op, const TsrCopyRequest& req, const Tensor& src, Device to,
+                const DeviceTypeEntry& actor) {
+  if (err != nullptr)
+    throw_abi_error(err, detail::str(op, ": copying ", req.nbytes, " bytes from ", src.device().str(),
+                                     " to ", to.str(), " (plugin '", actor.plugin_name, "') failed"));
+}
+}  // namespace
+
+// Ordering (docs/streams.md): the copy runs on the current stream of the device
+// side (of the destination between two devices of one type, after that stream
+// waited for the source's current stream). The host then waits for the copy
+// when host memory is involved, so the host's bytes are free (host to device)
+// or final (device to host) when this returns.
 Tensor transfer(std::string_view op, const Tensor& src, Device to) {
   const DeviceTypeEntry& s = device_entry(src.device());
   const DeviceTypeEntry& d = device_entry(to);
@@ -29,30 +44,31 @@ Tensor transfer(std::string_view op, const Tensor& src, Device to) {
   req.dst_device_index = to.index();
   req.src_device_index = src.device().index();
   const DeviceTypeEntry* actor;
+  Device side;  // the device whose stream orders the copy
   if (s.id == d.id) {
     req.kind = TSR_COPY_DEVICE_TO_DEVICE;
     actor = &d;
+    side = to;
   } else if (s.host_accessible()) {
     req.kind = TSR_COPY_HOST_TO_DEVICE;
     actor = &d;
+    side = to;
   } else if (d.host_accessible()) {
     req.kind = TSR_COPY_DEVICE_TO_HOST;
     actor = &s;
+    side = src.device();
   } else {
     // Two hops: device -> host -> device.
     return transfer(op, transfer(op, c, Device()), to);
   }
-  TsrError* err = call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); });
-  if (err != nullptr) {
-    throw_abi_error(err, detail::str(op, ": copying ", req.nbytes, " bytes from ", src.device().str(), " to ",
-                                     to.str(), " (plugin '", actor->plugin_name, "') failed"));
-  }
-  if (req.kind == TSR_COPY_DEVICE_TO_HOST && actor->desc.stream_synchronize != nullptr) {
-    // The host may read the bytes as soon as we return.
-    err = call_plugin(
-        [&] { return actor->desc.stream_synchronize(actor->desc.context, src.device().index(), nullptr); });
-    if (err != nullptr) throw_abi_error(err, detail::str(op, ": synchronizing after a device-to-host copy"));
-  }
+  const Stream stream = current_stream(side);
+  const bool peer = req.kind == TSR_COPY_DEVICE_TO_DEVICE && src.device() != to;
+  const bool async = actor->has(TSR_DEVICE_CAP_ASYNC);
+  if (peer && async) stream.wait_event(current_stream(src.device()).record_event());
+  req.stream = stream.handle();
+  check_copy(call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); }), op, req, src, to, *actor);
+  if (peer && async) current_stream(src.device()).wait_event(stream.record_event());  // src's later writes wait
+  if (async && req.kind != TSR_COPY_DEVICE_TO_DEVICE) stream.synchronize();
   return out;
 }
 
