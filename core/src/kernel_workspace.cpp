@@ -13,14 +13,16 @@
 
 namespace tessera {
 
-constinit thread_local RunningKernelCall g_running_call = {nullptr, 0, 0};
+constinit thread_local const HostKernelCall* g_running_call = nullptr;
+constinit thread_local uint32_t g_workspace_blocks = 0;
 
 namespace {
 thread_local std::vector<std::pair<const TsrKernelCall*, Tensor>> t_workspaces;
 }  // namespace
 
 TsrError* kernel_workspace(const TsrKernelCall* call, size_t nbytes, void** ptr) {
-  if (call == nullptr || call != g_running_call.call)
+  const HostKernelCall* running = g_running_call;
+  if (call == nullptr || running == nullptr || call != &running->abi)
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
                            "workspace: the call is not the kernel call running on this thread (only a kernel, "
                            "during its call, may ask for workspace)");
@@ -29,11 +31,11 @@ TsrError* kernel_workspace(const TsrKernelCall* call, size_t nbytes, void** ptr)
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT,
                            "workspace: " + std::to_string(nbytes) + " bytes asked (must be 1 to 2^63-1)");
   try {
-    const Device device(g_running_call.device_type, call->device_index);
+    const Device device(running->device_type, call->device_index);
     Tensor block = empty_on({static_cast<int64_t>(nbytes)}, kByte, device);
     *ptr = block.data_ptr();
     t_workspaces.emplace_back(call, std::move(block));
-    ++g_running_call.workspaces;
+    ++g_workspace_blocks;
     return nullptr;
   } catch (const OutOfMemoryError& e) {
     return make_host_error(TSR_ERROR_OUT_OF_MEMORY, std::string("workspace: ") + e.what());
@@ -45,7 +47,7 @@ TsrError* kernel_workspace(const TsrKernelCall* call, size_t nbytes, void** ptr)
 void release_workspaces(const TsrKernelCall* call) noexcept {
   // The storages free their blocks on the stream they were allocated on: the call's.
   const size_t freed = std::erase_if(t_workspaces, [call](const auto& entry) { return entry.first == call; });
-  g_running_call.workspaces -= static_cast<uint32_t>(freed);
+  g_workspace_blocks -= static_cast<uint32_t>(freed);
 }
 
 }  // namespace tessera

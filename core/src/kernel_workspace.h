@@ -11,14 +11,16 @@
 
 namespace tessera {
 
-/// The kernel call running on this thread (the only one `workspace` accepts)
-/// and its device; how many workspace blocks this thread holds.
-struct RunningKernelCall {
-  const TsrKernelCall* call;
+/// A kernel call as the host builds it: the ABI struct first (the kernel sees
+/// only that), then what the host needs to serve `workspace`.
+struct HostKernelCall {
+  TsrKernelCall abi;
   DeviceTypeId device_type;
-  uint32_t workspaces;
 };
-extern constinit thread_local RunningKernelCall g_running_call __attribute__((tls_model("initial-exec")));
+/// The kernel call running on this thread, the only one `workspace` accepts.
+extern constinit thread_local const HostKernelCall* g_running_call __attribute__((tls_model("initial-exec")));
+/// How many workspace blocks this thread holds.
+extern constinit thread_local uint32_t g_workspace_blocks __attribute__((tls_model("initial-exec")));
 
 /// The host's TsrKernelCall.workspace.
 TsrError* kernel_workspace(const TsrKernelCall* call, size_t nbytes, void** ptr);

@@ -6,6 +6,9 @@
 
 namespace tessera {
 
+// Every tensor that owns memory has one: keep it to one cache line (storage.h).
+static_assert(sizeof(StorageImpl) <= 64, "StorageImpl grew beyond a cache line");
+
 void* StorageImpl::operator new(size_t size) { return detail::pooled_new<sizeof(StorageImpl)>(size); }
 void StorageImpl::operator delete(void* p, size_t size) noexcept { detail::pooled_delete<sizeof(StorageImpl)>(p, size); }
 

@@ -209,7 +209,8 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
 [[gnu::always_inline]] inline TsrError* call_plugin_kernel(const Operator& op, const PluginKernel& k, Device device, ScalarType dtype,
                                     const TsrValue* args, size_t num_args, DLTensor* outputs, size_t num_outputs,
                                     TsrCallHandle handle, decltype(TsrKernelCall::allocate_output) allocate_output) {
-  TsrKernelCall call;
+  HostKernelCall host;
+  TsrKernelCall& call = host.abi;
   call.struct_size = sizeof(TsrKernelCall);
   call.op_name = op.kernel_source().name().c_str();
   call.kernel_context = k.context;
@@ -223,15 +224,15 @@ inline void make_dl_of_new(const TensorImpl& t, DLDevice device, DLTensor& dl) {
   call.handle = handle;
   call.allocate_output = allocate_output;
   call.workspace = &kernel_workspace;
-  const RunningKernelCall outer = g_running_call;
-  g_running_call.call = &call;
-  g_running_call.device_type = device.type();
+  host.device_type = device.type();
+  const HostKernelCall* outer = g_running_call;
+  g_running_call = &host;
   TsrError* err = call_plugin([&] { return k.fn(&call); });
-  if (g_running_call.workspaces != outer.workspaces) [[unlikely]] release_workspaces(&call);
-  g_running_call.call = outer.call;
-  g_running_call.device_type = outer.device_type;
+  g_running_call = outer;
+  if (g_workspace_blocks != 0) [[unlikely]] release_workspaces(&call);
   return err;
 }
+
 /// Throws the error a plugin kernel returned (taking ownership of err), naming the
 /// op, plugin, device type, dtype and the call.
 [[noreturn, gnu::cold, gnu::noinline]] void fail_plugin_kernel(const Operator& op, const Frame& frame,

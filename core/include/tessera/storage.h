@@ -31,8 +31,8 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
 
   StorageImpl(void* data, size_t nbytes, Device device, Deleter deleter, void* deleter_context,
               PluginRef owner, bool read_only = false)
-      : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter),
-        deleter_context_(deleter_context), owner_(std::move(owner)), read_only_(read_only) {}
+      : data_(data), nbytes_(nbytes), device_(device), read_only_(read_only), deleter_(deleter),
+        deleter_context_(deleter_context), owner_(std::move(owner)) {}
   ~StorageImpl() {
     if (deleter_ != nullptr) deleter_(*this);
   }
@@ -76,16 +76,18 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   }
 
  private:
+  // Ordered so the object fills one 64-byte cache line: version_ sits in the
+  // reference count's padding, the flags next to device_.
+  std::atomic<uint32_t> version_{0};
   void* data_;
   size_t nbytes_;
   Device device_;
+  bool read_only_;
+  bool recyclable_ = false;
   Deleter deleter_;
   void* deleter_context_;
   PluginRef owner_;
   boost::intrusive_ptr<StreamImpl> stream_;
-  bool read_only_;
-  bool recyclable_ = false;
-  std::atomic<uint32_t> version_{0};
 };
 
 using Storage = boost::intrusive_ptr<StorageImpl>;
