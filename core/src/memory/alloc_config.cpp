@@ -156,6 +156,7 @@ AllocatorConfig parse_alloc_conf(std::string_view text) {
         }
         i += 3;
         if (at(i) == ",") { shown += ","; ++i; }
+        else if (i >= t.size()) break;
         else if (at(i) != "]") refuse(key, shown + "...", kListForm);
       }
       if (!closed) refuse(key, shown, "a list closed by ']'");

@@ -99,7 +99,15 @@ class SmallBins {
     return head_[w * 64 + static_cast<size_t>(std::countr_zero(bits))];
   }
   size_t count() const noexcept { return count_; }
-  Block* head(size_t c) const noexcept { return head_[c]; }
+  /// Calls f(class, block) for every block, by class.
+  template <typename F>
+  void for_each(F f) const {
+    for (size_t w = 0; w < kClasses / 64; ++w)
+      for (uint64_t bits = words_[w]; bits != 0; bits &= bits - 1) {
+        const size_t c = w * 64 + static_cast<size_t>(std::countr_zero(bits));
+        for (const Block* b = head_[c]; b != nullptr; b = b->bin_next) f(c, b);
+      }
+  }
 
  private:
   void set_bit(size_t c) noexcept {

@@ -757,7 +757,7 @@ void* CachingAllocator::allocate(size_t nbytes, TsrStream stream) {
   return impl_->allocate(nbytes, stream, size);
 }
 
-std::shared_ptr<const StackContext> CachingAllocator::capture_context() {
+[[gnu::noinline]] std::shared_ptr<const StackContext> CachingAllocator::capture_context() {
   ContextRecorder recorder;
   {
     std::lock_guard lock(recorder_mu_);
@@ -1016,7 +1016,6 @@ std::string CachingAllocator::Impl::check() const {
           inc(want.inactive_split, small, 1);
           inc(want.inactive_split_bytes, small, static_cast<int64_t>(b->size));
         }
-        if (small && internal::SmallBins::class_of(b->size) != internal::SmallBins::class_of(b->size)) fail("bin");
       }
       if (!b->mapped && prev != nullptr && !prev->mapped) fail("unmapped neighbours not merged");
       if (s->expandable && b->mapped && (static_cast<size_t>(b->ptr - s->base) % granularity != 0) &&
@@ -1038,11 +1037,14 @@ std::string CachingAllocator::Impl::check() const {
     queued += sp->events.size();
     for (const Block* b : sp->large)
       if (!b->in_pool || b->segment->small || b->segment->pools != sp.get()) fail("large pool holds a stray block");
-    for (size_t c = 0; c < internal::SmallBins::kClasses; ++c)
-      for (const Block* b = sp->small.head(c); b != nullptr; b = b->bin_next)
-        if (!b->in_pool || !b->segment->small || internal::SmallBins::class_of(b->size) != c ||
-            b->segment->pools != sp.get())
-          fail("small bin ", c, " holds a stray block of ", b->size, " bytes");
+    size_t listed = 0;
+    sp->small.for_each([&](size_t c, const Block* b) {
+      ++listed;
+      if (!b->in_pool || !b->segment->small || internal::SmallBins::class_of(b->size) != c ||
+          b->segment->pools != sp.get())
+        fail("small bin ", c, " holds a stray block of ", b->size, " bytes");
+    });
+    if (listed != sp->small.count()) fail("small bins list ", listed, " blocks but count ", sp->small.count());
   }
   if (pooled != in_pool) fail("pools hold ", pooled, " blocks, ", in_pool, " blocks are cached");
   if (allocated != live.size()) fail("live table holds ", live.size(), " blocks, ", allocated, " are allocated");
