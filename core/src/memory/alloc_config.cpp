@@ -60,13 +60,6 @@ bool divisions_ok(uint64_t v) { return v == 0 || (std::has_single_bit(v) && v <=
 
 }  // namespace
 
-size_t AllocatorConfig::roundup_band(size_t size) noexcept {
-  if (size < 2 * kMiB) return 0;
-  const size_t log2 = static_cast<size_t>(std::bit_width(size) - 1);
-  const size_t band = log2 - 20;
-  return band < kRoundupBands ? band : kRoundupBands - 1;
-}
-
 std::string AllocatorConfig::to_string() const {
   std::ostringstream os;
   const char* sep = "";

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -49,7 +50,11 @@ struct AllocatorConfig {
   std::string text;
 
   /// The band of a (rounded) request size for roundup_power2_divisions.
-  static size_t roundup_band(size_t size) noexcept;
+  static size_t roundup_band(size_t size) noexcept {
+    if (size < (size_t{2} << 20)) return 0;
+    const size_t band = static_cast<size_t>(std::bit_width(size) - 1) - 20;
+    return band < kRoundupBands ? band : kRoundupBands - 1;
+  }
   /// The divisions that apply to `size`.
   uint32_t divisions_for(size_t size) const noexcept { return roundup_power2_divisions[roundup_band(size)]; }
   /// The configuration as TESSERA_ALLOC_CONF text that parses back to it.

@@ -63,11 +63,11 @@ struct Segment {
 class SmallBins {
  public:
   static constexpr size_t kClasses = 4096;
-  static size_t class_of(size_t size) noexcept {
+  [[gnu::always_inline]] static size_t class_of(size_t size) noexcept {
     const size_t c = size / 512 - 1;
     return c < kClasses ? c : kClasses - 1;
   }
-  void insert(Block* b) noexcept {
+  [[gnu::always_inline]] void insert(Block* b) noexcept {
     const size_t c = class_of(b->size);
     b->bin_prev = nullptr;
     b->bin_next = head_[c];
@@ -76,7 +76,7 @@ class SmallBins {
     head_[c] = b;
     ++count_;
   }
-  void remove(Block* b) noexcept {
+  [[gnu::always_inline]] void remove(Block* b) noexcept {
     const size_t c = class_of(b->size);
     if (b->bin_prev != nullptr) b->bin_prev->bin_next = b->bin_next;
     else head_[c] = b->bin_next;
@@ -86,7 +86,7 @@ class SmallBins {
     --count_;
   }
   /// A block of the smallest class holding sizes >= size; nullptr if none.
-  Block* best_fit(size_t size) const noexcept {
+  [[gnu::always_inline]] Block* best_fit(size_t size) const noexcept {
     size_t c = class_of(size);
     size_t w = c / 64;
     uint64_t bits = words_[w] & (~uint64_t{0} << (c % 64));
@@ -110,11 +110,11 @@ class SmallBins {
   }
 
  private:
-  void set_bit(size_t c) noexcept {
+  [[gnu::always_inline]] void set_bit(size_t c) noexcept {
     words_[c / 64] |= uint64_t{1} << (c % 64);
     summary_ |= uint64_t{1} << (c / 64);
   }
-  void clear_bit(size_t c) noexcept {
+  [[gnu::always_inline]] void clear_bit(size_t c) noexcept {
     words_[c / 64] &= ~(uint64_t{1} << (c % 64));
     if (words_[c / 64] == 0) summary_ &= ~(uint64_t{1} << (c / 64));
   }
@@ -218,16 +218,13 @@ class PtrMap {
 /// Block objects, reused: no heap allocation per split or merge.
 class BlockFactory {
  public:
-  Block* make() {
-    if (free_.empty()) {
-      chunks_.push_back(std::make_unique<Block[]>(kChunk));
-      for (size_t i = kChunk; i-- > 0;) free_.push_back(&chunks_.back()[i]);
-    }
+  [[gnu::always_inline]] Block* make() {
+    if (free_.empty()) [[unlikely]] grow();
     Block* b = free_.back();
     free_.pop_back();
     return b;
   }
-  void recycle(Block* b) {
+  [[gnu::always_inline]] void recycle(Block* b) {
     b->ptr = nullptr;
     b->size = b->requested = 0;
     b->prev = b->next = b->bin_prev = b->bin_next = nullptr;
@@ -236,12 +233,16 @@ class BlockFactory {
     b->event_count = 0;
     b->allocated = b->in_pool = false;
     b->mapped = true;
-    b->uses.clear();
-    b->context.reset();
+    if (!b->uses.empty()) b->uses.clear();
+    if (b->context) b->context.reset();
     free_.push_back(b);
   }
 
  private:
+  [[gnu::noinline]] void grow() {
+    chunks_.push_back(std::make_unique<Block[]>(kChunk));
+    for (size_t i = kChunk; i-- > 0;) free_.push_back(&chunks_.back()[i]);
+  }
   static constexpr size_t kChunk = 256;
   std::vector<std::unique_ptr<Block[]>> chunks_;
   std::vector<Block*> free_;

@@ -25,11 +25,26 @@ constexpr size_t kSizeMax = std::numeric_limits<size_t>::max();
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 size_t round_down(size_t n, size_t to) { return n / to * to; }
 
-void inc(StatArray& a, bool small, int64_t n) noexcept {
+// The size a request is rounded to (PyTorch's round_size).
+[[gnu::always_inline]] inline size_t round_request(const AllocatorConfig& cfg, size_t nbytes) noexcept {
+  if (cfg.backend == AllocatorBackend::Plugin) return nbytes;
+  if (nbytes <= CachingAllocator::kMinBlockSize) return CachingAllocator::kMinBlockSize;
+  const uint32_t divisions = cfg.divisions_for(nbytes);
+  if (divisions > 1 && nbytes > CachingAllocator::kMinBlockSize * divisions) {
+    if (std::has_single_bit(nbytes)) return nbytes;
+    const size_t floor2 = std::bit_floor(nbytes);
+    const size_t step = floor2 / divisions;  // >= 512 since nbytes > 512 * divisions
+    const size_t down = nbytes & ~(step - 1);
+    return down == nbytes ? nbytes : down + step;
+  }
+  return round_up(nbytes, CachingAllocator::kMinBlockSize);
+}
+
+[[gnu::always_inline]] inline void inc(StatArray& a, bool small, int64_t n) noexcept {
   a[kAllPools].increase(n);
   a[small ? kSmallPool : kLargePool].increase(n);
 }
-void dec(StatArray& a, bool small, int64_t n) noexcept {
+[[gnu::always_inline]] inline void dec(StatArray& a, bool small, int64_t n) noexcept {
   a[kAllPools].decrease(n);
   a[small ? kSmallPool : kLargePool].decrease(n);
 }
@@ -111,8 +126,11 @@ struct CachingAllocator::Impl {
   std::shared_ptr<const StackContext> context;  // the current public call's stack (history only)
 
   // ---------------------------------------------------------------- helpers
-  StreamPools& pools(TsrStream s) {
+  [[gnu::always_inline]] StreamPools& pools(TsrStream s) {
     if (last_pools != nullptr && last_pools->stream == s) [[likely]] return *last_pools;
+    return pools_slow(s);
+  }
+  [[gnu::noinline]] StreamPools& pools_slow(TsrStream s) {
     for (auto& p : streams)
       if (p->stream == s) return *(last_pools = p.get());
     streams.push_back(std::make_unique<StreamPools>());
@@ -120,8 +138,12 @@ struct CachingAllocator::Impl {
     return *(last_pools = streams.back().get());
   }
 
-  void record(TraceAction action, uint64_t addr, uint64_t size, TsrStream stream, uint64_t device_free = 0) {
-    if (!history) [[likely]] return;
+  [[gnu::always_inline]] void record(TraceAction action, uint64_t addr, uint64_t size, TsrStream stream,
+                                     uint64_t device_free = 0) {
+    if (history) [[unlikely]] record_slow(action, addr, size, stream, device_free);
+  }
+  [[gnu::noinline]] void record_slow(TraceAction action, uint64_t addr, uint64_t size, TsrStream stream,
+                                     uint64_t device_free) {
     Record r{action, addr, size, stream, now_us(), device_free, context};
     if (ring.size() < history_max) {
       ring.push_back(std::move(r));
@@ -135,7 +157,7 @@ struct CachingAllocator::Impl {
     return !b->segment->expandable && (b->prev != nullptr || b->next != nullptr);
   }
 
-  void pool_insert(Block* b) {
+  [[gnu::always_inline]] void pool_insert(Block* b) {
     b->in_pool = true;
     b->free_tick = ++tick;
     Segment* s = b->segment;
@@ -147,7 +169,7 @@ struct CachingAllocator::Impl {
     }
   }
 
-  void pool_remove(Block* b) {
+  [[gnu::always_inline]] void pool_remove(Block* b) {
     Segment* s = b->segment;
     if (counts_inactive_split(b)) {
       dec(stats.inactive_split, s->small, 1);
@@ -164,14 +186,14 @@ struct CachingAllocator::Impl {
     return round_up(size, kRoundLarge);
   }
 
-  bool should_split(const Block* b, size_t size) const {
+  [[gnu::always_inline]] bool should_split(const Block* b, size_t size) const {
     const size_t remaining = b->size - size;
     if (b->segment->small || b->segment->expandable) return remaining >= kMinBlockSize;
     return size < max_split && remaining > kSmallSize;
   }
 
   /// Best fit in the stream's pool; removes the block from the pool.
-  Block* fit(StreamPools& sp, size_t size, bool small) {
+  [[gnu::always_inline]] Block* fit(StreamPools& sp, size_t size, bool small) {
     Block* b;
     if (small) {
       b = sp.small.best_fit(size);
@@ -191,7 +213,7 @@ struct CachingAllocator::Impl {
   }
 
   // ------------------------------------------------------------- allocation
-  void* allocate(size_t nbytes, TsrStream stream, size_t size) {
+  [[gnu::always_inline]] void* allocate(size_t nbytes, TsrStream stream, size_t size) {
     if (pending_events != 0) poll_events();
     StreamPools& sp = pools(stream);
     const bool small = size <= kSmallSize && !plugin;
@@ -512,7 +534,7 @@ struct CachingAllocator::Impl {
   }
 
   /// b takes over its next neighbour (both out of pools).
-  void absorb_next(Block* b) {
+  [[gnu::always_inline]] void absorb_next(Block* b) {
     Block* n = b->next;
     b->size += n->size;
     b->next = n->next;
@@ -522,7 +544,7 @@ struct CachingAllocator::Impl {
 
   /// Merges the free mapped block b (out of the pool) with cached neighbours;
   /// returns the merged block, still out of the pool.
-  Block* merge_free(Block* b) {
+  [[gnu::always_inline]] Block* merge_free(Block* b) {
     Block* p = b->prev;
     if (p != nullptr && p->in_pool) {
       pool_remove(p);
@@ -542,7 +564,7 @@ struct CachingAllocator::Impl {
   }
 
   // ------------------------------------------------------------------- free
-  void free(void* ptr) {
+  [[gnu::always_inline]] void free(void* ptr) {
     Block* b = live.erase(ptr);
     if (b == nullptr)
       throw ValueError(detail::str("CachingAllocator::free on ", dev.device_name(), ": ", ptr,
@@ -590,7 +612,7 @@ struct CachingAllocator::Impl {
   }
 
   /// b (neither allocated nor pending) returns to its pool, coalesced.
-  void free_block(Block* b) {
+  [[gnu::always_inline]] void free_block(Block* b) {
     const bool small = b->segment->small;
     dec(stats.active, small, 1);
     dec(stats.active_bytes, small, static_cast<int64_t>(b->size));
@@ -727,19 +749,8 @@ CachingAllocator::~CachingAllocator() {
   m.segments.clear();
 }
 
-size_t CachingAllocator::round_size(size_t nbytes) const noexcept {
-  if (config_.backend == AllocatorBackend::Plugin) return nbytes;
-  if (nbytes <= kMinBlockSize) return kMinBlockSize;
-  const uint32_t divisions = config_.divisions_for(nbytes);
-  if (divisions > 1 && nbytes > kMinBlockSize * divisions) {
-    if (std::has_single_bit(nbytes)) return nbytes;
-    const size_t floor2 = std::bit_floor(nbytes);
-    const size_t step = floor2 / divisions;  // >= 512 since nbytes > 512 * divisions
-    const size_t down = nbytes & ~(step - 1);
-    return down == nbytes ? nbytes : down + step;
-  }
-  return round_up(nbytes, kMinBlockSize);
-}
+
+size_t CachingAllocator::round_size(size_t nbytes) const noexcept { return round_request(config_, nbytes); }
 
 void* CachingAllocator::allocate(size_t nbytes, TsrStream stream) {
   if (nbytes == 0) return nullptr;
@@ -749,7 +760,7 @@ void* CachingAllocator::allocate(size_t nbytes, TsrStream stream) {
     throw OutOfMemoryError(detail::str("Tessera out of memory on ", device_.device_name(), ": tried to allocate ",
                                        nbytes, " bytes, more than any device holds"));
   }
-  const size_t size = round_size(nbytes);
+  const size_t size = round_request(config_, nbytes);
   std::shared_ptr<const StackContext> ctx;
   if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context();
   std::lock_guard lock(mu_);
