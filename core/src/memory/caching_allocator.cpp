@@ -68,6 +68,20 @@ struct Record {
 
 }  // namespace
 
+void AllocatorMutex::lock_contended() noexcept {
+  for (int spin = 0; spin < 100; ++spin) {
+    uint32_t expected = 0;
+    if (state_.load(std::memory_order_relaxed) == 0 &&
+        state_.compare_exchange_weak(expected, 1, std::memory_order_acquire))
+      return;
+#if defined(__x86_64__)
+    __builtin_ia32_pause();
+#endif
+  }
+  // Mark the lock as having a sleeper; whoever unlocks wakes one.
+  while (state_.exchange(2, std::memory_order_acquire) != 0) state_.wait(2, std::memory_order_relaxed);
+}
+
 std::string format_bytes(uint64_t bytes) {
   char buf[64];
   if (bytes < 1024) std::snprintf(buf, sizeof buf, "%" PRIu64 " bytes", bytes);
