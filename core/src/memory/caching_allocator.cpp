@@ -776,25 +776,25 @@ void* CachingAllocator::allocate(size_t nbytes, TsrStream stream) {
   }
   const size_t size = round_request(config_, nbytes);
   std::shared_ptr<const StackContext> ctx;
-  if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context();
+  if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context(__builtin_return_address(0));
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
   return impl_->allocate(nbytes, stream, size);
 }
 
-[[gnu::noinline]] std::shared_ptr<const StackContext> CachingAllocator::capture_context() {
+std::shared_ptr<const StackContext> CachingAllocator::capture_context(const void* caller) {
   ContextRecorder recorder;
   {
     std::lock_guard lock(recorder_mu_);
     recorder = recorder_;
   }
-  return capture_stack(2, 32, &recorder);  // skip this function and its caller's frame in the allocator
+  return capture_stack(caller, 32, &recorder);
 }
 
 void CachingAllocator::free(void* ptr) {
   if (ptr == nullptr) return;
   std::shared_ptr<const StackContext> ctx;
-  if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context();
+  if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context(__builtin_return_address(0));
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
   impl_->free(ptr);
@@ -817,7 +817,7 @@ void CachingAllocator::process_events() {
 
 void CachingAllocator::empty_cache() {
   std::shared_ptr<const StackContext> ctx;
-  if (history_on_.load(std::memory_order_relaxed)) ctx = capture_context();
+  if (history_on_.load(std::memory_order_relaxed)) ctx = capture_context(__builtin_return_address(0));
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
   impl_->release_all_cached();
@@ -880,7 +880,7 @@ Snapshot CachingAllocator::snapshot() {
   Snapshot out;
   {
     std::shared_ptr<const StackContext> ctx;
-    if (history_on_.load(std::memory_order_relaxed)) ctx = capture_context();
+    if (history_on_.load(std::memory_order_relaxed)) ctx = capture_context(__builtin_return_address(0));
     std::lock_guard lock(mu_);
     Impl& m = *impl_;
     ContextScope scope(m, std::move(ctx));
@@ -942,9 +942,9 @@ std::string CachingAllocator::summary() const {
   const DeviceStats s = stats();
   std::ostringstream os;
   char line[160];
-  const char* const rule = "|---------------------------------------------------------------------------|\n";
+  const std::string rule = "|" + std::string(79, '-') + "|\n";
   os << rule;
-  std::snprintf(line, sizeof line, "| %-73s |\n",
+  std::snprintf(line, sizeof line, "| %-77s |\n",
                 detail::str("Tessera memory summary, device ", device_.device_name()).c_str());
   os << line << rule;
   std::snprintf(line, sizeof line, "| %-25s | %10s | %10s | %10s | %10s |\n", "Metric", "Cur Usage", "Peak Usage",
@@ -981,10 +981,9 @@ std::string CachingAllocator::summary() const {
                 "Oversize segments", s.oversize_segments.current, s.oversize_segments.peak,
                 s.oversize_segments.allocated, s.oversize_segments.freed);
   os << line << rule;
-  std::snprintf(line, sizeof line,
-                "| device allocs: %-8" PRId64 " device frees: %-8" PRId64 " alloc retries: %-6" PRId64
-                " OOMs: %-6" PRId64 "|\n",
-                s.num_device_alloc, s.num_device_free, s.num_alloc_retries, s.num_ooms);
+  std::snprintf(line, sizeof line, "| %-77s |\n",
+                detail::str("device allocs: ", s.num_device_alloc, ", device frees: ", s.num_device_free,
+                            ", alloc retries: ", s.num_alloc_retries, ", OOMs: ", s.num_ooms).c_str());
   os << line << rule;
   return os.str();
 }

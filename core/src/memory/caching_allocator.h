@@ -131,7 +131,8 @@ class CachingAllocator {
   struct Impl;  // private; public so that the .cpp's helpers can name it
 
  private:
-  std::shared_ptr<const StackContext> capture_context();
+  /// The stack from `caller` (the return address into the allocator's caller) outward.
+  std::shared_ptr<const StackContext> capture_context(const void* caller);
 
   DeviceMemory& device_;
   const AllocatorConfig config_;

@@ -5,17 +5,27 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tessera::memory {
 
-std::shared_ptr<const StackContext> capture_stack(int skip, int max_frames, const ContextRecorder* recorder) {
+std::shared_ptr<const StackContext> capture_stack(const void* outermost_own, int max_frames,
+                                                  const ContextRecorder* recorder) {
   auto ctx = std::make_shared<StackContext>();
-  void* buf[64];
-  const int want = std::min(64, max_frames + skip + 1);
-  const int n = backtrace(buf, want);
-  const int first = std::min(n, skip + 1);  // +1: this function
-  ctx->cpp.assign(buf + first, buf + n);
+  // Found by address, not by a frame count: inlining and sanitizer interceptors
+  // change how many frames lie between here and the allocator's caller.
+  constexpr int kOwnFrames = 8;
+  void* buf[64 + kOwnFrames];
+  const int n = backtrace(buf, std::min(64, max_frames) + kOwnFrames);
+  int first = std::min(n, 1);
+  for (int i = 0; i < n && i < kOwnFrames; ++i)
+    if (buf[i] == outermost_own) {
+      first = i;
+      break;
+    }
+  ctx->cpp.assign(buf + first, buf + std::min(n, first + max_frames));
   if (recorder != nullptr && *recorder) ctx->frames = (*recorder)();
   return ctx;
 }

@@ -33,9 +33,13 @@ struct StackContext {
   std::vector<Frame> frames;  // the context recorder's, innermost first (outer to `cpp`)
 };
 
-/// Captures the calling thread's C++ stack (at most `max_frames`, skipping the
-/// innermost `skip` frames) and the recorder's frames (when set).
-std::shared_ptr<const StackContext> capture_stack(int skip, int max_frames, const ContextRecorder* recorder);
+/// Captures the calling thread's C++ stack from the frame whose return address
+/// is `outermost_own` (e.g. __builtin_return_address(0) of the allocator's
+/// public function: its caller's frame comes first), at most `max_frames`, and
+/// the recorder's frames (when set). When that address is not found (it
+/// should be), the stack starts after this function.
+std::shared_ptr<const StackContext> capture_stack(const void* outermost_own, int max_frames,
+                                                  const ContextRecorder* recorder);
 
 /// Turns return addresses into frames (dladdr + demangling); caches per
 /// address across calls of one Symbolizer. Not thread-safe (one per writer).
