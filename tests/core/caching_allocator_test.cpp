@@ -316,6 +316,17 @@ TEST_F(AllocatorTest, PerProcessMemoryFractionLimitsTheDevice) {
   a.free(p);
 }
 
+TEST_F(AllocatorTest, LimitAndGarbageCollectionNeedTheDeviceTotal) {
+  opts.report_total = false;  // total_memory() == 0: the device cannot tell
+  auto& a = make("per_process_memory_fraction:0.1,garbage_collection_threshold:0.5");
+  EXPECT_EQ(a.limit(), 0u);
+  void* p = a.allocate(200 * MiB, S(1));  // far above 0.1 of the (unknown) capacity
+  a.free(p);
+  void* q = a.allocate(300 * MiB, S(1));
+  EXPECT_EQ(stat(a, "num_device_free"), 0) << "no garbage collection without a limit";
+  a.free(q);
+}
+
 TEST_F(AllocatorTest, ExpandableSegmentsGrowOneSegmentPerStreamAndPool) {
   auto& plain = make("expandable_segments:False");
   void* q = plain.allocate(4 * KiB, S(1));
