@@ -49,6 +49,90 @@ size_t round_down(size_t n, size_t to) { return n / to * to; }
   a[small ? kSmallPool : kLargePool].decrease(n);
 }
 
+// One statistic kept per pool; its "all" row is derived when read, except the
+// peak, which is tracked on increases. Halves the hot path's statistics work
+// against updating "all" and a pool on every change.
+struct PoolSplitStat {
+  Stat pool[2];          // [0] large pool, [1] small pool
+  int64_t all_peak = 0;
+
+  [[gnu::always_inline]] void increase(bool small, int64_t n) noexcept {
+    Stat& s = pool[small ? 1 : 0];
+    s.current += n;
+    s.allocated += n;
+    if (s.current > s.peak) s.peak = s.current;
+    const int64_t all = pool[0].current + pool[1].current;
+    if (all > all_peak) all_peak = all;
+  }
+  [[gnu::always_inline]] void decrease(bool small, int64_t n) noexcept {
+    Stat& s = pool[small ? 1 : 0];
+    s.current -= n;
+    s.freed += n;
+  }
+  int64_t all_current() const noexcept { return pool[0].current + pool[1].current; }
+  void export_to(StatArray& a) const noexcept {
+    a[kSmallPool] = pool[1];
+    a[kLargePool] = pool[0];
+    a[kAllPools] = Stat{all_current(), all_peak, pool[0].allocated + pool[1].allocated, pool[0].freed + pool[1].freed};
+  }
+  void reset_peak() noexcept {
+    pool[0].reset_peak(), pool[1].reset_peak();
+    all_peak = all_current();
+  }
+  void reset_accumulated() noexcept { pool[0].reset_accumulated(), pool[1].reset_accumulated(); }
+};
+
+[[gnu::always_inline]] inline void inc(PoolSplitStat& a, bool small, int64_t n) noexcept { a.increase(small, n); }
+[[gnu::always_inline]] inline void dec(PoolSplitStat& a, bool small, int64_t n) noexcept { a.decrease(small, n); }
+
+/// The engine's statistics as it updates them; stats() exports a DeviceStats.
+struct HotStats {
+  PoolSplitStat allocation, segment, active, inactive_split, allocated_bytes, reserved_bytes, active_bytes,
+      inactive_split_bytes, requested_bytes;
+  int64_t num_alloc_retries = 0, num_ooms = 0, num_sync_all_streams = 0, num_device_alloc = 0, num_device_free = 0;
+  int64_t max_split_size = -1;
+  Stat oversize_allocations, oversize_segments;
+
+  template <typename F>
+  void for_each(F f) {
+    for (PoolSplitStat* p : {&allocation, &segment, &active, &inactive_split, &allocated_bytes, &reserved_bytes,
+                             &active_bytes, &inactive_split_bytes, &requested_bytes})
+      f(*p);
+  }
+  DeviceStats export_stats() const {
+    DeviceStats d;
+    allocation.export_to(d.allocation);
+    segment.export_to(d.segment);
+    active.export_to(d.active);
+    inactive_split.export_to(d.inactive_split);
+    allocated_bytes.export_to(d.allocated_bytes);
+    reserved_bytes.export_to(d.reserved_bytes);
+    active_bytes.export_to(d.active_bytes);
+    inactive_split_bytes.export_to(d.inactive_split_bytes);
+    requested_bytes.export_to(d.requested_bytes);
+    d.num_alloc_retries = num_alloc_retries;
+    d.num_ooms = num_ooms;
+    d.num_sync_all_streams = num_sync_all_streams;
+    d.num_device_alloc = num_device_alloc;
+    d.num_device_free = num_device_free;
+    d.max_split_size = max_split_size;
+    d.oversize_allocations = oversize_allocations;
+    d.oversize_segments = oversize_segments;
+    return d;
+  }
+  void reset_peak() noexcept {
+    for_each([](PoolSplitStat& p) { p.reset_peak(); });
+    oversize_allocations.reset_peak();
+    oversize_segments.reset_peak();
+  }
+  void reset_accumulated() noexcept {
+    for_each([](PoolSplitStat& p) { p.reset_accumulated(); });
+    oversize_allocations.reset_accumulated();
+    oversize_segments.reset_accumulated();
+    num_alloc_retries = num_ooms = num_sync_all_streams = num_device_alloc = num_device_free = 0;
+  }
+};
+
 int64_t now_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
@@ -122,7 +206,7 @@ struct CachingAllocator::Impl {
   size_t granularity = 0;
   size_t va_size = 0;
 
-  DeviceStats stats;
+  HotStats stats;
   internal::BlockFactory blocks;
   internal::PtrMap live;
   std::vector<Segment*> segments;
@@ -291,7 +375,7 @@ struct CachingAllocator::Impl {
   }
 
   bool over_limit(size_t more, std::string* msg) const {
-    if (limit == 0 || static_cast<size_t>(stats.reserved_bytes[kAllPools].current) + more <= limit) return false;
+    if (limit == 0 || static_cast<size_t>(stats.reserved_bytes.all_current()) + more <= limit) return false;
     *msg = detail::str("the limit of ", format_bytes(limit), " (per_process_memory_fraction) would be exceeded");
     return true;
   }
@@ -387,7 +471,7 @@ struct CachingAllocator::Impl {
   /// Garbage collection: while reserved memory is above the threshold, return
   /// the large pool's cached unsplit segments, least recently freed first.
   void garbage_collect() {
-    const auto reserved = static_cast<size_t>(stats.reserved_bytes[kAllPools].current);
+    const auto reserved = static_cast<size_t>(stats.reserved_bytes.all_current());
     if (reserved <= gc_bytes) return;
     std::vector<Segment*> cands;
     for (Segment* s : segments)
@@ -677,8 +761,8 @@ struct CachingAllocator::Impl {
   [[noreturn]] void throw_oom(StreamPools& sp, size_t size, size_t nbytes, const std::string& device_msg) {
     ++stats.num_ooms;
     const size_t total = dev.total_memory();
-    const auto reserved = static_cast<uint64_t>(stats.reserved_bytes[kAllPools].current);
-    const auto allocated = static_cast<uint64_t>(stats.allocated_bytes[kAllPools].current);
+    const auto reserved = static_cast<uint64_t>(stats.reserved_bytes.all_current());
+    const auto allocated = static_cast<uint64_t>(stats.allocated_bytes.all_current());
     const uint64_t free_on_device = total > reserved ? total - reserved : 0;
     record(TraceAction::Oom, 0, nbytes, sp.stream, free_on_device);
     std::ostringstream os;
@@ -834,7 +918,7 @@ bool CachingAllocator::lookup(const void* ptr, size_t* size, size_t* requested) 
 
 DeviceStats CachingAllocator::stats() const {
   std::lock_guard lock(mu_);
-  return impl_->stats;
+  return impl_->stats.export_stats();
 }
 
 void CachingAllocator::reset_peak_stats() {
@@ -884,11 +968,11 @@ Snapshot CachingAllocator::snapshot() {
     std::lock_guard lock(mu_);
     Impl& m = *impl_;
     ContextScope scope(m, std::move(ctx));
-    m.record(TraceAction::Snapshot, 0, static_cast<uint64_t>(m.stats.active_bytes[kAllPools].current), nullptr);
+    m.record(TraceAction::Snapshot, 0, static_cast<uint64_t>(m.stats.active_bytes.all_current()), nullptr);
     out.device = m.device_index;
     out.device_name = device_.device_name();
     out.config = config_;
-    out.stats = m.stats;
+    out.stats = m.stats.export_stats();
     std::vector<Segment*> segs = m.segments;
     std::sort(segs.begin(), segs.end(), [](Segment* a, Segment* b) { return a->base < b->base; });
     for (Segment* s : segs) {
@@ -1074,16 +1158,17 @@ std::string CachingAllocator::Impl::check() const {
   if (allocated != live.size()) fail("live table holds ", live.size(), " blocks, ", allocated, " are allocated");
   if (pending != pending_events || queued != pending_events)
     fail("pending events: counter ", pending_events, ", blocks ", pending, ", queues ", queued);
+  const DeviceStats have_stats = stats.export_stats();
   const std::pair<const char*, std::pair<const StatArray*, const StatArray*>> arrays[] = {
-      {"allocation", {&want.allocation, &stats.allocation}},
-      {"segment", {&want.segment, &stats.segment}},
-      {"active", {&want.active, &stats.active}},
-      {"inactive_split", {&want.inactive_split, &stats.inactive_split}},
-      {"allocated_bytes", {&want.allocated_bytes, &stats.allocated_bytes}},
-      {"reserved_bytes", {&want.reserved_bytes, &stats.reserved_bytes}},
-      {"active_bytes", {&want.active_bytes, &stats.active_bytes}},
-      {"inactive_split_bytes", {&want.inactive_split_bytes, &stats.inactive_split_bytes}},
-      {"requested_bytes", {&want.requested_bytes, &stats.requested_bytes}}};
+      {"allocation", {&want.allocation, &have_stats.allocation}},
+      {"segment", {&want.segment, &have_stats.segment}},
+      {"active", {&want.active, &have_stats.active}},
+      {"inactive_split", {&want.inactive_split, &have_stats.inactive_split}},
+      {"allocated_bytes", {&want.allocated_bytes, &have_stats.allocated_bytes}},
+      {"reserved_bytes", {&want.reserved_bytes, &have_stats.reserved_bytes}},
+      {"active_bytes", {&want.active_bytes, &have_stats.active_bytes}},
+      {"inactive_split_bytes", {&want.inactive_split_bytes, &have_stats.inactive_split_bytes}},
+      {"requested_bytes", {&want.requested_bytes, &have_stats.requested_bytes}}};
   for (const auto& [name, pair] : arrays)
     for (int p = 0; p < 3; ++p) {
       const Stat& have = (*pair.second)[p];
