@@ -96,10 +96,13 @@ class CachingAllocator {
   /// The block size (rounded) and requested size of a live allocation; false if unknown.
   bool lookup(const void* ptr, size_t* size, size_t* requested) const;
 
+  /// A copy of the statistics now (memory_stats.h defines each).
   DeviceStats stats() const;
   /// The flat view of stats(), keys as torch.cuda.memory_stats().
   std::map<std::string, int64_t> stats_map() const { return stats().to_map(); }
+  /// Every peak becomes its current value.
   void reset_peak_stats();
+  /// Every .allocated/.freed sum and num_* counter becomes 0.
   void reset_accumulated_stats();
 
   /// The segments and blocks now, and the recorded history (when enabled).
