@@ -73,12 +73,21 @@ std::string Checker::describe_conflict(uint32_t stream, const std::string& op, c
 
 void Checker::on_launch(uint32_t stream, const std::string& op, const std::vector<MemoryRange>& ranges) {
   std::string violation;
-  size_t more = 0;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     VectorClock& clock = clocks_[stream];
     clock.join(host_);  // enqueued after everything the host saw complete
-    // 1. Check every range before recording any: a refused launch leaves no trace.
+    // 1. Check every range before recording any: a refused launch leaves no
+    // trace. Of the conflicting accesses, the latest is reported (the work most
+    // likely still queued); the others are counted.
+    struct Conflict {
+      Access old;
+      bool old_write;
+      const MemoryRange* range;
+      uintptr_t lo, hi;
+    };
+    std::optional<Conflict> worst;
+    std::vector<std::pair<uint32_t, uint64_t>> distinct;  // (stream, seq) of every conflicting access
     for (const MemoryRange& r : ranges) {
       if (r.begin >= r.end || r.device < 0 || static_cast<size_t>(r.device) >= maps_.size()) continue;
       const SegmentMap& map = maps_[static_cast<size_t>(r.device)];
@@ -86,11 +95,13 @@ void Checker::on_launch(uint32_t stream, const std::string& op, const std::vecto
       if (it != map.begin() && std::prev(it)->second.end > r.begin) --it;
       for (; it != map.end() && it->first < r.end; ++it) {
         const Segment& seg = it->second;
-        const uintptr_t lo = std::max(it->first, r.begin), hi = std::min(seg.end, r.end);
         auto conflict = [&](const Access& a, bool a_write) {
           if (a.stream == stream || covered(clock, a)) return;
-          if (violation.empty()) violation = describe_conflict(stream, op, r, a, a_write, lo, hi);
-          else ++more;
+          const std::pair<uint32_t, uint64_t> key{a.stream, a.seq};
+          if (std::find(distinct.begin(), distinct.end(), key) == distinct.end()) distinct.push_back(key);
+          if (!worst || a.seq > worst->old.seq) {
+            worst = Conflict{a, a_write, &r, std::max(it->first, r.begin), std::min(seg.end, r.end)};
+          }
         };
         if (seg.write) conflict(*seg.write, true);
         if (r.write) {
@@ -98,7 +109,11 @@ void Checker::on_launch(uint32_t stream, const std::string& op, const std::vecto
         }
       }
     }
-    if (!violation.empty() && more > 0) violation += " (" + std::to_string(more) + " more conflicting accesses)";
+    if (worst) {
+      violation = describe_conflict(stream, op, *worst->range, worst->old, worst->old_write, worst->lo, worst->hi);
+      if (distinct.size() > 1)
+        violation += " (" + std::to_string(distinct.size() - 1) + " more conflicting queued work item(s))";
+    }
     if (!violation.empty() && mode_ == CheckMode::kError) {
       violation += " Nothing was queued (TESSERA_SIM check=error; check=warn logs and runs it).";
     } else {

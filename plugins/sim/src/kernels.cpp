@@ -211,10 +211,12 @@ void add_range(const DLTensor* t, int32_t device, bool write, std::vector<Memory
   out.push_back({device, first + static_cast<uintptr_t>(lo_bytes), first + static_cast<uintptr_t>(end_bytes), write});
 }
 
-/// Tensor arguments are read; outputs are written (for an in-place op the
-/// output is also an argument: read and written, by the same launch).
+/// Outputs are written, tensor arguments read (for an in-place op the output
+/// is also an argument: read and written by the same launch). Writes come
+/// first, so that a conflict is reported as the write it usually is.
 std::vector<MemoryRange> accesses(const TsrKernelCall& call) {
   std::vector<MemoryRange> ranges;
+  for (size_t i = 0; i < call.num_outputs; ++i) add_range(&call.outputs[i], call.device_index, true, ranges);
   for (size_t i = 0; i < call.num_args; ++i) {
     const TsrValue& v = call.args[i];
     if (v.tag == TSR_VALUE_TENSOR) {
@@ -224,7 +226,6 @@ std::vector<MemoryRange> accesses(const TsrKernelCall& call) {
         add_range(v.as.tensor_list.data[k], call.device_index, false, ranges);
     }
   }
-  for (size_t i = 0; i < call.num_outputs; ++i) add_range(&call.outputs[i], call.device_index, true, ranges);
   return ranges;
 }
 
