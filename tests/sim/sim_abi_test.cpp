@@ -36,7 +36,8 @@
 
 namespace {
 
-constexpr int kSlowUs = 200'000;  // a slow stream's per-launch latency: 200 ms
+constexpr int kSlowUs = 200'000;      // a slow stream's per-launch latency: 200 ms
+constexpr int kCheckerSlowUs = 50'000;  // the checker's verdicts do not depend on timing: shorter
 
 // ---------------------------------------------------------------------------
 // Errors
@@ -787,7 +788,7 @@ namespace {
 // slow stream A reads x (y = x + x) and has not run yet.
 struct CrossStream {
   explicit CrossStream(Instance& s) : sim(s) {
-    a = sim.make_stream(kSlowUs);
+    a = sim.make_stream(kCheckerSlowUs);
     b = sim.make_stream(0);
     x = sim.alloc(n * 4);
     y = sim.alloc(n * 4);
