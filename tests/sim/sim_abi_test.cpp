@@ -235,7 +235,10 @@ class Instance {
   TsrError* launch(const char* op, TsrDType dtype, TsrStream stream, const std::vector<TsrValue>& args,
                    std::vector<DLTensor> outputs) {
     const auto it = host.kernels.find(op);
-    if (it == host.kernels.end()) return nullptr;  // reported by the caller's expectations
+    if (it == host.kernels.end()) {
+      ADD_FAILURE() << "sim registered no kernel for " << op;
+      return nullptr;
+    }
     TsrKernelCall call{};
     call.struct_size = sizeof call;
     call.op_name = op;

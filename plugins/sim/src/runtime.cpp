@@ -487,21 +487,18 @@ void Sim::stream_wait_event(int32_t index, TsrStream stream_handle, TsrEvent han
 
 float Sim::event_elapsed_time(int32_t index, TsrEvent start_handle, TsrEvent end_handle) {
   device(index);
-  const std::shared_ptr<Event> start = event(start_handle), end = event(end_handle);
-  Clock::time_point t[2];
-  const std::shared_ptr<Event>* both[2] = {&start, &end};
-  for (int i = 0; i < 2; ++i) {
-    Event& e = **both[i];
-    const char* which = i == 0 ? "start" : "end";
-    if ((e.flags & TSR_EVENT_TIMING) == 0)
-      invalid(std::string("sim: event_elapsed_time: the ") + which + " event was not created with TSR_EVENT_TIMING");
-    std::lock_guard<std::mutex> lock(e.mutex);
-    if (e.recorded == 0) invalid(std::string("sim: event_elapsed_time: the ") + which + " event was never recorded");
-    if (!e.complete(e.recorded) || !e.timed)
-      invalid(std::string("sim: event_elapsed_time: the ") + which + " event has not completed yet");
-    t[i] = e.time;
-  }
-  return std::chrono::duration<float, std::milli>(t[1] - t[0]).count();
+  // The time its latest record completed at, or INVALID_ARGUMENT saying why there is none.
+  auto completed_at = [this](TsrEvent handle, const char* which) {
+    const std::shared_ptr<Event> e = event(handle);
+    const std::string what = std::string("sim: event_elapsed_time: the ") + which + " event ";
+    if ((e->flags & TSR_EVENT_TIMING) == 0) invalid(what + "was not created with TSR_EVENT_TIMING");
+    std::lock_guard<std::mutex> lock(e->mutex);
+    if (e->recorded == 0) invalid(what + "was never recorded");
+    if (!e->complete(e->recorded) || !e->timed) invalid(what + "has not completed yet");
+    return e->time;
+  };
+  const Clock::time_point start = completed_at(start_handle, "start"), end = completed_at(end_handle, "end");
+  return std::chrono::duration<float, std::milli>(end - start).count();
 }
 
 // ---------------------------------------------------------------------------

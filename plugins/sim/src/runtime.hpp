@@ -5,10 +5,11 @@
 // C slots of TsrDeviceTypeDesc; kernels.cpp queues kernels through enqueue().
 //
 // Threading: every public method may be called from any host thread at once.
-// Locks, always taken in this order when nested: a Stream's lock, then an
-// Event's, the Checker's, a Device's, the pinned-memory lock. Worker threads
-// take only their stream's lock, an event's, a device's or the pinned lock,
-// one at a time.
+// Locks, always taken in this order when nested: a Stream's lock, an Event's,
+// a Device's, the Checker's. The handle registry's and the pinned-memory lock
+// are never held while taking another. Worker threads take their stream's
+// lock, an event's, a device's or the pinned lock, one at a time, and never
+// the Checker's: completion is judged from what the host knows.
 #pragma once
 
 #include "arena.hpp"
