@@ -74,6 +74,13 @@ size_t Arena::free(void* ptr) {
   return freed;
 }
 
+size_t Arena::size_of(const void* ptr) const {
+  const auto p = static_cast<const std::byte*>(ptr);
+  if (p < base_ || p >= base_ + size_) return 0;
+  const auto it = live_.find(static_cast<size_t>(p - base_));
+  return it == live_.end() ? 0 : it->second;
+}
+
 bool Arena::contains(uintptr_t begin, uintptr_t end) const {
   const auto base = reinterpret_cast<uintptr_t>(base_);
   if (begin < base || end > base + size_ || begin >= end) return false;

@@ -35,6 +35,8 @@ class Arena {
   /// Frees a block from allocate and returns its size; 0 (and nothing freed)
   /// when `ptr` is not the start of a live block.
   size_t free(void* ptr);
+  /// The size of the live block that starts at `ptr`; 0 when none does.
+  size_t size_of(const void* ptr) const;
   /// Whether [begin, end) lies inside one live block.
   bool contains(uintptr_t begin, uintptr_t end) const;
   /// The largest block allocate could return now.

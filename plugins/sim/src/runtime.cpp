@@ -549,7 +549,7 @@ void Sim::deallocate(int32_t index, void* ptr, size_t nbytes, TsrStream stream_h
     const auto p = reinterpret_cast<uintptr_t>(ptr);
     {
       std::lock_guard<std::mutex> lock(d.mutex);
-      if (!round_up(nbytes, Arena::kAlignment, &bytes) || !d.arena || !d.arena->contains(p, p + bytes) ||
+      if (!round_up(nbytes, Arena::kAlignment, &bytes) || !d.arena || d.arena->size_of(ptr) != bytes ||
           d.freeing.count(p) != 0) {
         log(TSR_LOG_ERROR, "sim: deallocate of " + hex(ptr) + " (" + std::to_string(nbytes) + " bytes) on sim:" +
                                std::to_string(index) +
