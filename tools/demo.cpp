@@ -1,7 +1,8 @@
 // `tessera demo`: loads the plugins, prints their summary, then trains a small
 // MLP classifier (2 -> 64 -> 64 -> 2, ReLU, cross-entropy, Adam) on two
-// interleaved spirals, full batch, on the best device present (cuda when a
-// device is available, else cpu). Shows a progress bar on a terminal (periodic
+// interleaved spirals, full batch, on the device named on the command line
+// (`tessera demo sim`) or else the best device present (cuda when a device is
+// available, else cpu). Shows a progress bar on a terminal (periodic
 // lines otherwise) and a summary. Exit code 0 when the training accuracy
 // reaches 95%, 1 otherwise.
 #include <tessera/autograd.h>
@@ -111,7 +112,7 @@ void draw(bool tty, int step, double loss, double acc) {
 
 }  // namespace
 
-int run_demo() {
+int run_demo(const char* device) {
   // The model's tensors are tiny (1000 x 64): a step is ~2 ms, and fork-join
   // threads only add wake-up latency, which on a busy machine becomes waiting
   // for descheduled workers (2 cores with 2 other busy processes: 36 s with
@@ -122,7 +123,7 @@ int run_demo() {
   load_default_plugins();
   print_plugins();
 
-  const Device dev = best_device();
+  const Device dev = device != nullptr ? Device(device) : best_device();
   const PluginInfo* plugin = plugin_of(dev);
   std::cout << "\ntraining a 2-64-64-2 MLP on two spirals (" << 2 * kPointsPerClass << " points) on " << dev
             << "\n";

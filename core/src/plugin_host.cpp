@@ -105,12 +105,16 @@ struct BuiltinPlugin {
   std::string_view file;
 };
 constexpr BuiltinPlugin kBuiltinPlugins[] = {
-    {"cpu", "libtessera-cpu.so"}, {"cuda", "libtessera-cuda.so"}, {"meta", "libtessera-meta.so"}};
+    {"cpu", "libtessera-cpu.so"},
+    {"cuda", "libtessera-cuda.so"},
+    {"meta", "libtessera-meta.so"},
+    {"sim", "libtessera-sim.so"}};
 struct ReservedName {
   std::string_view device_type;
   std::string_view owner;
 };
-constexpr ReservedName kReservedDeviceTypes[] = {{"cpu", "cpu"}, {"cuda", "cuda"}, {"meta", "meta"}};
+constexpr ReservedName kReservedDeviceTypes[] = {
+    {"cpu", "cpu"}, {"cuda", "cuda"}, {"meta", "meta"}, {"sim", "sim"}};
 struct ReservedDLPack {
   int32_t dlpack_device_type;
   std::string_view owner;

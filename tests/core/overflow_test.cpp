@@ -1,8 +1,10 @@
 // Size, stride and index arithmetic is checked everywhere (core/src/checked_math.h):
 // a shape, extent or offset that int64 cannot hold is a ValueError naming the op
-// and the shapes, never a wrapped number. Each case runs on cpu and on meta
+// and the shapes, never a wrapped number. Each case runs on cpu, on meta
 // (where nothing is allocated, so only the arithmetic stands between a huge
-// shape and a wrong answer). Oracles: hand-computed values and Python's range().
+// shape and a wrong answer) and on sim (an asynchronous device whose memory
+// the host reaches only through copies). Oracles: hand-computed values and
+// Python's range().
 #include <gtest/gtest.h>
 #include <tessera/tessera.h>
 #include <tessera/sdk/checked.hpp>
@@ -53,7 +55,7 @@ Tensor huge_view(IntArrayRef shape, const TensorOptions& o) {
 
 }  // namespace
 
-INSTANTIATE_TEST_SUITE_P(Devices, Overflow, ::testing::Values("cpu", "meta"));
+INSTANTIATE_TEST_SUITE_P(Devices, Overflow, ::testing::Values("cpu", "meta", "sim"));
 
 // ---- the examples ----
 

@@ -190,7 +190,7 @@ typedef struct TsrDeviceTypeDesc {
   /**
    * Unique lower-case name, [a-z][a-z0-9_]*, at most 64 characters, e.g. "toy".
    * Borrowed. The names of the built-in plugins' device types ("cpu", "cuda",
-   * "meta") are reserved for them: any other plugin registering one is refused
+   * "meta", "sim") are reserved for them: any other plugin registering one is refused
    * with TSR_ERROR_ALREADY_EXISTS, whatever the load order.
    */
   const char* name;

@@ -8,11 +8,11 @@
 // and skipped; load_plugin() on an explicit path throws instead.
 //
 // Load order: the built-in plugins' files (libtessera-cpu.so, libtessera-cuda.so,
-// libtessera-meta.so) first, wherever they are in the search path; then every
+// libtessera-meta.so, libtessera-sim.so) first, wherever they are in the search path; then every
 // other file in search-path order, a folder's *.so files sorted by name; a file
 // reached twice loads once. Explicit load_plugin() calls come after the default
 // set. A plugin registering kernels for another plugin's device type must load
-// after it. The built-in plugins' device type names ("cpu", "cuda", "meta") and
+// after it. The built-in plugins' device type names ("cpu", "cuda", "meta", "sim") and
 // DLPack device types (kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged) are
 // reserved for them: another plugin registering one is refused, whatever the
 // order. docs/abi.md H1 and H18 have the rules.
