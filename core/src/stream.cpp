@@ -301,12 +301,13 @@ void Event::wait(const Stream& stream) const {
   EventImpl& ev = *impl_;
   std::lock_guard<std::mutex> lock(ev.mutex_);
   if (!ev.recorded_ || ev.handle_ == nullptr) return;  // complete: nothing to wait for
-  TSR_CHECK(ev.device_ == stream.device(), ValueError, "wait_event: an event of ", ev.device_.str(),
-            " cannot order ", stream.str(), " (synchronize the event on the host instead)");
+  // Across devices of one type (peer copies); the plugin's events span its devices.
+  TSR_CHECK(ev.device_.type() == stream.device().type(), ValueError, "wait_event: an event of ", ev.device_.str(),
+            " cannot order ", stream.str(), " of another device type (synchronize the event on the host instead)");
   const DeviceTypeEntry& e = *ev.entry_;
   check(call_plugin(
-            [&] { return e.desc.stream_wait_event(e.desc.context, ev.device_.index(), stream.handle(), ev.handle_); }),
-        e, ev.device_, "making a stream wait for an event");
+            [&] { return e.desc.stream_wait_event(e.desc.context, stream.device().index(), stream.handle(), ev.handle_); }),
+        e, stream.device(), "making a stream wait for an event");
 }
 
 double Event::elapsed_time(const Event& end) const {
