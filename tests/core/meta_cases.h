@@ -28,5 +28,7 @@ void add_shape_cases(CaseMap& cases);
 void add_indexing_cases(CaseMap& cases);
 void add_random_cases(CaseMap& cases);
 void add_nn_cases(CaseMap& cases);
+/// Every family's cases (meta_cases_founding.cpp).
+CaseMap all_cases();
 
 }  // namespace tessera::meta_cases

@@ -74,4 +74,19 @@ void add_founding_cases(CaseMap& c) {
   c["clone"] = {[](Device d) { return std::vector<Tensor>{ones({3, 4}, on(d, kBFloat16)).clone()}; }};
 }
 
+CaseMap all_cases() {
+  CaseMap c;
+  add_founding_cases(c);
+  add_unary_cases(c);
+  add_binary_cases(c);
+  add_ternary_cases(c);
+  add_reduction_cases(c);
+  add_linalg_cases(c);
+  add_shape_cases(c);
+  add_indexing_cases(c);
+  add_random_cases(c);
+  add_nn_cases(c);
+  return c;
+}
+
 }  // namespace tessera::meta_cases

@@ -17,19 +17,7 @@ using Case = std::function<std::vector<Tensor>(Device)>;
 TensorOptions on(Device d, ScalarType t = kFloat) { return TensorOptions(t).device(d); }
 
 std::map<std::string, std::vector<Case>> cases() {
-  std::map<std::string, std::vector<Case>> c;
-  using namespace meta_cases;
-  add_founding_cases(c);
-  add_unary_cases(c);
-  add_binary_cases(c);
-  add_ternary_cases(c);
-  add_reduction_cases(c);
-  add_linalg_cases(c);
-  add_shape_cases(c);
-  add_indexing_cases(c);
-  add_random_cases(c);
-  add_nn_cases(c);
-  return c;
+  return meta_cases::all_cases();
 }
 
 // Ops whose output shape depends on the data cannot run on meta.

@@ -54,6 +54,9 @@ TEST(Streams, ASynchronousDeviceHasOnlyItsDefaultStream) {
   EXPECT_NE(msg.find("is synchronous: it has only its default stream"), std::string::npos) << msg;
   EXPECT_NE(error_of<ValueError>([] { Stream::default_stream(Device("cpu:3")); }).find("does not exist"),
             std::string::npos);
+  const std::string cross = error_of<ValueError>([&] { s.wait_stream(Stream::default_stream(Device("meta"))); });
+  EXPECT_NE(cross.find("wait_stream: Stream(cpu:0, default) cannot wait for Stream(meta:0, default)"), std::string::npos)
+      << cross;
 }
 
 TEST(Streams, CurrentStreamIsPerDeviceAndRestoredByTheGuard) {

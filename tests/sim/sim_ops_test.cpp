@@ -54,18 +54,7 @@ std::string describe(const Tensor& t) {
 using Case = meta_cases::Case;
 
 meta_cases::CaseMap registry_cases() {
-  meta_cases::CaseMap c;
-  using namespace meta_cases;
-  add_founding_cases(c);
-  add_unary_cases(c);
-  add_binary_cases(c);
-  add_ternary_cases(c);
-  add_reduction_cases(c);
-  add_linalg_cases(c);
-  add_shape_cases(c);
-  add_indexing_cases(c);
-  add_random_cases(c);
-  add_nn_cases(c);
+  meta_cases::CaseMap c = meta_cases::all_cases();
   // Ops whose output shape depends on the data (meta cannot run them): sim runs
   // their kernels on the calling thread, after the stream.
   c["nonzero"] = {[](Device d) { return std::vector<Tensor>{tensor({0.f, 1.f, 0.f, 2.f}).to(d).nonzero()}; },
