@@ -1,6 +1,7 @@
-// New tensors on a device: the plugin's allocator behind the core's caches of
-// small blocks and dead tensors, with release-and-retry on out of memory
-// (allocation.h).
+// New tensors on a device: the core's caching allocator (or, for a device that
+// does not ask for it, the plugin's allocator) behind the core's per-thread
+// caches of small blocks and dead tensors, with release-and-retry on out of
+// memory (allocation.h).
 #include "allocation.h"
 
 #include <tessera/error.h>
@@ -11,30 +12,62 @@
 #include "abi_bridge.h"
 #include "checked_math.h"
 #include "current_stream.h"
+#include "memory/device_allocators.h"
+#include "memory/pinned_host_allocator.h"
 #include "plugin_host.h"
+#include "recorded_streams.h"
 #include "small_block_cache.h"
 #include "tensor_cache.h"
 
 namespace tessera {
 
 namespace {
+// Memory of a device without the core's allocator: back to its plugin, in the
+// order of the stream it was allocated on (after the streams record_stream named).
 void device_deleter(StorageImpl& s) noexcept {
   const auto* e = static_cast<const DeviceTypeEntry*>(s.deleter_context());
-  size_t nbytes = s.nbytes();
-  if (small_blocks::eligible(*e, s.device(), nbytes)) {
-    if (!device_registry::retired(s.device().type()) &&
-        small_blocks::give(s.device().type(), s.data(), nbytes, s.owner_ref()))
-      return;
-    nbytes = small_blocks::rounded(nbytes);
-  }
+  const TsrStream stream = stream_handle(s.stream());
+  if (recorded_streams::any()) [[unlikely]] recorded_streams::order_free(s, *e, stream);
   try {
-    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), nbytes, stream_handle(s.stream()));
+    e->desc.deallocate(e->desc.context, s.device().index(), s.data(), s.nbytes(), stream);
   } catch (...) {  // ABI rule 4 violated; a destructor cannot report it otherwise
     std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception across the C ABI\n",
                  e->plugin_name.c_str());
   }
 }
+
+// Memory from the core's caching allocator: small blocks of a synchronous
+// device to this thread's cache, the rest back to the allocator.
+void allocator_deleter(StorageImpl& s) noexcept {
+  auto* a = static_cast<memory::DeviceAllocator*>(s.deleter_context());
+  if (small_blocks::eligible(a->entry(), s.device(), s.nbytes()) && !device_registry::retired(s.device().type()) &&
+      small_blocks::give(s.device().type(), s.data(), s.nbytes(), s.owner_ref()))
+    return;
+  memory::device_allocators::free(*a, s.data());
+}
 }  // namespace
+
+namespace {
+void pinned_deleter(StorageImpl& s) noexcept {
+  static_cast<memory::PinnedHostAllocator*>(s.deleter_context())->free(s.data());
+}
+}  // namespace
+
+bool is_allocator_storage(const StorageImpl& s) noexcept { return s.deleter() == &allocator_deleter; }
+
+bool is_pinned_storage(const StorageImpl& s, DeviceTypeId type) noexcept {
+  if (s.deleter() != &pinned_deleter) return false;
+  return type == kAnyDeviceType || static_cast<memory::PinnedHostAllocator*>(s.deleter_context())->entry().id == type;
+}
+
+Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype, const DeviceTypeEntry& pinner) {
+  const int64_t numel = checked::check_shape("pin_memory", sizes, dtype);
+  const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
+  memory::PinnedHostAllocator& a = memory::pinned_allocators::get(pinner);
+  void* ptr = a.allocate(nbytes == 0 ? 1 : nbytes);
+  Storage storage(new StorageImpl(ptr, nbytes, Device(), &pinned_deleter, &a, PluginRef(pinner.plugin)));
+  return Tensor(boost::intrusive_ptr<TensorImpl>(new TensorImpl(std::move(storage), dtype, sizes)));
+}
 
 namespace {
 [[noreturn, gnu::cold, gnu::noinline]] void fail_retired(const DeviceTypeEntry& e, Device device) {
@@ -51,6 +84,37 @@ namespace {
   throw_abi_error(err, detail::str("allocating ", nbytes, " bytes on ", device.str(), " (plugin '", e.plugin_name, "')"));
 }
 
+// Releases the blocks the core keeps on this thread (kept small tensors, small
+// blocks): they go back to their allocator or plugin. Returns the bytes released.
+size_t release_thread_caches(size_t* kept, size_t* blocks) {
+  // Disjoint: a kept tensor's block is its storage's, not in the block cache.
+  *kept = TensorCache::thread_cached_bytes();
+  *blocks = small_blocks::thread_cached_bytes();
+  TensorCache::release_thread();  // their blocks join the block cache or go back
+  small_blocks::release_thread();
+  return *kept + *blocks;
+}
+
+// The caching allocator's OutOfMemoryError (after every stage of recovery,
+// this thread's caches included: release_thread_caches_note), prefixed with
+// the tensor, the device and the plugin.
+[[noreturn, gnu::cold, gnu::noinline]] void fail_cached(const memory::DeviceAllocator& a, size_t nbytes,
+                                                         IntArrayRef sizes, ScalarType dtype,
+                                                         const OutOfMemoryError& e) {
+  throw OutOfMemoryError(detail::str("out of memory allocating ", nbytes, " bytes for a ", dtype_name(dtype), sizes,
+                                     " tensor on ", a.device.str(), " (plugin '", a.entry().plugin_name,
+                                     "'): ", e.what()));
+}
+
+[[gnu::always_inline]] inline void* allocate_cached(memory::DeviceAllocator& a, size_t request, TsrStream stream,
+                                                    size_t nbytes, IntArrayRef sizes, ScalarType dtype) {
+  try {
+    return a.allocator.allocate(request, stream);
+  } catch (const OutOfMemoryError& e) {
+    fail_cached(a, nbytes, sizes, dtype, e);
+  }
+}
+
 // The plugin's allocate failed with `err`. If it ran out of memory (having
 // released its own caches, as a plugin should), the blocks the core keeps on
 // this thread may be what is missing: release them and ask once more. Returns
@@ -61,10 +125,8 @@ namespace {
                                                           ScalarType dtype, TsrError* err) {
   if (err->code != TSR_ERROR_OUT_OF_MEMORY) fail_allocate(e, device, nbytes, err);
   const std::string first = take_error_message(err);
-  // Disjoint: a kept tensor's block is its storage's, not in the block cache.
-  const size_t kept = TensorCache::thread_cached_bytes(), blocks = small_blocks::thread_cached_bytes();
-  TensorCache::release_thread();  // their blocks join the block cache or go to their plugin
-  small_blocks::release_thread();
+  size_t kept = 0, blocks = 0;
+  release_thread_caches(&kept, &blocks);
   void* ptr = nullptr;
   err = call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, stream, &ptr); });
   if (err == nullptr) return ptr;
@@ -76,6 +138,13 @@ namespace {
                                    " in cached small blocks) and retried; the plugin said"));
 }
 }  // namespace
+
+std::string release_thread_caches_note() {
+  size_t kept = 0, blocks = 0;
+  if (release_thread_caches(&kept, &blocks) == 0) return {};
+  return detail::str("The core had also released the blocks it cached on this thread (", kept + blocks, " bytes: ",
+                     kept, " in kept small tensors, ", blocks, " in cached small blocks) and retried.");
+}
 
 [[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e) {
   throw OutOfMemoryError(op.name() + ": " + e.what());
@@ -106,17 +175,24 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
     }
     // On an asynchronous device the memory is the current stream's (stream-ordered).
     boost::intrusive_ptr<StreamImpl> stream = current_stream_ref(device);
-    if (ptr == nullptr) {
-      const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
+    const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
+    if (e.core_allocator) [[likely]] {
+      memory::DeviceAllocator& a = memory::device_allocators::get(e, device);
+      if (ptr == nullptr) {
+        ptr = allocate_cached(a, request, stream_handle(stream.get()), nbytes, sizes, dtype);
+        owner = PluginRef(e.plugin);
+      }
+      storage = Storage(new StorageImpl(ptr, nbytes, device, &allocator_deleter, &a, std::move(owner)));
+    } else {
       TsrStream handle = stream_handle(stream.get());
       TsrError* err =
           call_plugin([&] { return e.desc.allocate(e.desc.context, device.index(), request, handle, &ptr); });
       if (err != nullptr) [[unlikely]]
         ptr = allocate_under_pressure(e, device, request, handle, nbytes, sizes, dtype, err);
       owner = PluginRef(e.plugin);
+      storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
+                                        std::move(owner)));
     }
-    storage = Storage(new StorageImpl(ptr, nbytes, device, &device_deleter, const_cast<DeviceTypeEntry*>(&e),
-                                      std::move(owner)));
     if (stream) [[unlikely]] storage->set_stream(std::move(stream));
     if (small) storage->set_recyclable();
   }

@@ -18,8 +18,20 @@ namespace tessera {
 /// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
 /// plugin and what was released (the plugin's message says what it released).
 Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// The caching allocators' release hook (CachingAllocator::set_cache_release_hook):
+/// returns this thread's kept small tensors and small blocks to their
+/// allocators; says what it returned ("" for nothing).
+std::string release_thread_caches_note();
 /// Throws `e` again with "<op name>: " in front (an op's output allocation failed).
 [[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
+/// Whether the storage's memory came from the core's caching allocator.
+bool is_allocator_storage(const StorageImpl& s) noexcept;
+/// Whether the storage is pinned host memory (of device type `type`, unless kAnyDeviceType).
+inline constexpr DeviceTypeId kAnyDeviceType = 0xFF;
+bool is_pinned_storage(const StorageImpl& s, DeviceTypeId type = kAnyDeviceType) noexcept;
+/// An uninitialized contiguous cpu tensor in pinned host memory of `pinner`'s
+/// device type (its plugin has the host slots). OutOfMemoryError when none is left.
+Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype, const DeviceTypeEntry& pinner);
 /// empty_on for a caller that knows `sizes` are valid (none negative) and
 /// `numel` is their product: `e` is device's entry.
 Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);

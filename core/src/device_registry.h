@@ -33,6 +33,10 @@ struct DeviceTypeEntry {
   /// Small blocks are reused per thread (small_block_cache.h): the plugin allows
   /// caching and the device is synchronous.
   bool small_block_cache = false;
+  /// Tensors' memory comes from the core's caching allocator
+  /// (memory/device_allocators.h): the plugin allows caching and the device
+  /// holds memory.
+  bool core_allocator = false;
 
   bool has(uint64_t cap) const { return (desc.capabilities & cap) != 0; }
   bool no_storage() const { return has(TSR_DEVICE_CAP_NO_STORAGE); }

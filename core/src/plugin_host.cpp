@@ -22,6 +22,8 @@
 #include "abi_bridge.h"
 #include "device_registry.h"
 #include "env_settings.h"
+#include "memory/device_allocators.h"
+#include "memory/pinned_host_allocator.h"
 #include "operator_slots.h"
 #include "plugin_file_check.h"
 #include "plugin_kernels.h"
@@ -488,6 +490,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   for (DeviceTypeEntry& e : st.device_types) {
     query_device_count(e, rec);
     e.small_block_cache = e.has(TSR_DEVICE_CAP_CACHING_ALLOCATOR) && !e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage();
+    e.core_allocator = memory::uses_caching_allocator(e);
     const DeviceTypeEntry* entry = device_registry::add(std::move(e));
     rec.device_types.push_back(entry->name);
     added.push_back(entry);
@@ -561,7 +564,11 @@ void unload_plugin(const std::string& name) {
   PluginRecord* rec = *it;
   list.erase(it);
   for (const std::string& type : rec->device_types) {
-    if (const DeviceTypeEntry* e = device_registry::find(type)) device_registry::retire(e->id);
+    if (const DeviceTypeEntry* e = device_registry::find(type)) {
+      device_registry::retire(e->id);
+      memory::device_allocators::retire(e->id);  // cached memory and events back before shutdown
+      memory::pinned_allocators::retire(e->id);
+    }
   }
   remove_plugin_kernels(rec);
   intrusive_ptr_release(rec);  // the host's reference; storages may keep it loaded

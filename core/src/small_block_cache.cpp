@@ -1,7 +1,8 @@
 #include "small_block_cache.h"
 
 #include <cstdint>
-#include <cstdio>
+
+#include "memory/device_allocators.h"
 
 namespace tessera::small_blocks {
 
@@ -17,14 +18,11 @@ size_t Cache::release() noexcept {
   for (int t = 0; t < kMaxTypes; ++t) {
     for (int c = 0; c < kClasses; ++c) {
       if (count[t][c] == 0) continue;
-      const DeviceTypeEntry* e = device_registry::get(static_cast<DeviceTypeId>(t));
+      // Cached blocks came from device 0's allocator, which exists while they do.
+      memory::DeviceAllocator* a = memory::device_allocators::find(Device(static_cast<DeviceTypeId>(t), 0));
       for (int i = 0; i < count[t][c]; ++i) {
         const Block& b = blocks[t][c][i];
-        try {
-          e->desc.deallocate(e->desc.context, 0, b.ptr, (c + 1) * kGranule, nullptr);
-        } catch (...) {
-          std::fprintf(stderr, "[tessera] plugin %s: deallocate threw a C++ exception\n", e->plugin_name.c_str());
-        }
+        memory::device_allocators::free(*a, b.ptr);
         intrusive_ptr_release(b.plugin);
         freed += (c + 1) * kGranule;
       }

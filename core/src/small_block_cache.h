@@ -1,15 +1,16 @@
 // Internal: per-thread reuse of small device blocks.
 //
-// For a synchronous device whose plugin allows caching
-// (TSR_DEVICE_CAP_CACHING_ALLOCATOR without ASYNC), blocks of up to kMaxBytes are
-// allocated in 64-byte size classes, and a freed one goes to its thread's cache
-// instead of back to the plugin; the next allocation of that class on the thread
-// takes it back. A tiny op then costs no plugin allocate/deallocate round trip
-// and no reference-count traffic on the plugin: the cached block keeps the
-// plugin reference its storage held. Each thread keeps at most kPerClass blocks
-// per class and returns them to their plugins when it exits, or when an
-// allocation on it fails (release_thread). (The full caching allocator with
-// streams, events and statistics is a later piece of work.)
+// The fast path of the core's caching allocator on a synchronous device whose
+// plugin allows caching (TSR_DEVICE_CAP_CACHING_ALLOCATOR without ASYNC):
+// blocks of up to kMaxBytes are taken from the allocator in 64-byte size
+// classes, and a freed one goes to its thread's cache instead of back to the
+// allocator; the next allocation of that class on the thread takes it back. A
+// tiny op then costs no allocator lock and no reference-count traffic on the
+// plugin: the cached block keeps the plugin reference its storage held. The
+// allocator counts a cached block as allocated (docs/memory.md). Each thread
+// keeps at most kPerClass blocks per class and returns them to the allocator
+// when it exits, when an allocation fails (release_thread) and on
+// tessera::empty_cache from that thread.
 #pragma once
 
 #include <tessera/storage.h>

@@ -59,7 +59,7 @@ ScalarType result_type(const Tensor& a, const Tensor& b) {
 }
 
 // ---- conversion ----
-Tensor Tensor::to(Device device, ScalarType dtype) const {
+Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking) const {
   if (device != this->device() && requires_grad() && autograd::is_grad_enabled()) [[unlikely]] {
     // Moves between devices are not dispatched ops: record the move back by hand.
     auto node = autograd::make_node<autograd::CustomFunctionNode>(
@@ -70,7 +70,7 @@ Tensor Tensor::to(Device device, ScalarType dtype) const {
     Tensor out;
     {
       autograd::NoGradGuard no_grad;
-      out = detach().to(device, dtype);
+      out = detach().to(device, dtype, non_blocking);
     }
     return autograd::detail_wire_custom(node, {*this}, {out})[0];
   }
@@ -81,13 +81,13 @@ Tensor Tensor::to(Device device, ScalarType dtype) const {
     out.copy_(*this);
     return out;
   }
-  if (dtype == scalar_type()) return ops::transfer("copy_", *this, device);  // no kernel needed
+  if (dtype == scalar_type()) return ops::transfer("copy_", *this, device, non_blocking);  // no kernel needed
   // Cast on the host side of the move, where kernels are sure to exist: after
   // the move when the target is host memory, else before it.
   if (device_entry(device).host_accessible()) return ops::transfer("copy_", *this, device).to(dtype);
   return ops::transfer("copy_", to(dtype), device);
 }
-Tensor Tensor::to(Device device) const { return to(device, scalar_type()); }
+Tensor Tensor::to(Device device, bool non_blocking) const { return to(device, scalar_type(), non_blocking); }
 Tensor Tensor::to(ScalarType dtype) const { return to(device(), dtype); }
 Tensor Tensor::cpu() const { return to(Device()); }
 

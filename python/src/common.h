@@ -100,6 +100,7 @@ void register_indexing(nb::class_<Tensor>& cls);
 void register_factories(nb::module_& m);
 void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls);
 void register_streams(nb::module_& m);
+void register_memory(nb::module_& m, nb::class_<Tensor>& cls);
 /// The Tensor type's buffer-protocol slots (bf_getbuffer/bf_releasebuffer),
 /// for nb::type_slots when the class is created (dlpack.cpp).
 const PyType_Slot* tensor_buffer_slots();

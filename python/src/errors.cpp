@@ -15,7 +15,18 @@
 
 namespace tessera::python {
 
-void register_errors(nb::module_&) {
+namespace {
+PyObject* g_out_of_memory = nullptr;  // tessera.OutOfMemoryError, a MemoryError (lives as long as the module)
+}  // namespace
+
+void register_errors(nb::module_& m) {
+  g_out_of_memory = PyErr_NewExceptionWithDoc(
+      "tessera.OutOfMemoryError",
+      "A device (or the caching allocator's limit) has no room for an allocation; the message names the device, "
+      "the bytes asked, what is allocated and reserved, the limit and the setting that may help (docs/memory.md).",
+      PyExc_MemoryError, nullptr);
+  if (g_out_of_memory == nullptr) throw nb::python_error();
+  m.attr("OutOfMemoryError") = nb::borrow(g_out_of_memory);
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -26,7 +37,7 @@ void register_errors(nb::module_&) {
         case ErrorCode::TypeError: type = PyExc_TypeError; break;
         case ErrorCode::IndexError: type = PyExc_IndexError; break;
         case ErrorCode::Unimplemented: type = PyExc_NotImplementedError; break;
-        case ErrorCode::OutOfMemory: type = PyExc_MemoryError; break;
+        case ErrorCode::OutOfMemory: type = g_out_of_memory; break;
         default: break;
       }
       PyErr_SetString(type, e.what());

@@ -96,6 +96,7 @@ NB_MODULE(_C, m) {
   // The buffer protocol (memoryview(t), NumPy) is a type slot: see dlpack.cpp.
   nb::class_<tessera::Tensor> cls(m, "Tensor", nb::type_slots(tensor_buffer_slots()));
   register_tensor_methods(m, cls);
+  register_memory(m, cls);
   register_indexing(cls);
   register_factories(m);
   register_dlpack(m, cls);

@@ -60,7 +60,11 @@ void register_shape_ops(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("clone", &Tensor::clone)
       .def("fill_", [](nb::handle self, const Scalar& v) { Tensor& t = nb::cast<Tensor&>(self); t.fill_(v); return nb::borrow(self); }, nb::arg("value"))
       .def("zero_", [](nb::handle self) { Tensor& t = nb::cast<Tensor&>(self); t.zero_(); return nb::borrow(self); })
-      .def("copy_", [](nb::handle self, const Tensor& src) { Tensor& t = nb::cast<Tensor&>(self); t.copy_(src); return nb::borrow(self); }, nb::arg("src"));
+      .def("copy_", [](nb::handle self, const Tensor& src, bool non_blocking) {
+        Tensor& t = nb::cast<Tensor&>(self);
+        t.copy_(src, non_blocking);
+        return nb::borrow(self);
+      }, nb::arg("src"), nb::arg("non_blocking") = false);
 
   // Factories: empty(*size) and arange(end) / arange(start, end, step), with requires_grad=.
   m.def("empty", [](nb::args size, const OptDType& dtype, const DeviceArg& device, bool rg) {

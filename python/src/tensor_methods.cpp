@@ -98,11 +98,15 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
       })
       .def("item", [](const Tensor& t) { return t.item(); })
       .def("tolist", &tolist)
-      .def("to", [](const Tensor& t, const DType& d) { return t.to(d.type); }, nb::arg("dtype"))
-      .def("to", [](const Tensor& t, const DeviceArg& dev, const OptDType& d) {
+      .def("to", [](const Tensor& t, const DType& d, bool /*non_blocking: same device*/) { return t.to(d.type); }, nb::arg("dtype"),
+           nb::arg("non_blocking") = false)
+      .def("to", [](const Tensor& t, const DeviceArg& dev, const OptDType& d, bool non_blocking) {
         if (!dev) return d ? t.to(d->type) : t;  // to(None) keeps the device, as in PyTorch
-        return d ? t.to(*dev, d->type) : t.to(*dev);
-      }, nb::arg("device"), nb::arg("dtype") = nb::none())
+        return t.to(*dev, d ? d->type : t.scalar_type(), non_blocking);
+      }, nb::arg("device"), nb::arg("dtype") = nb::none(), nb::arg("non_blocking") = false,
+         "A copy on `device` (and/or as `dtype`). non_blocking=True from pinned memory to a device, or from a "
+         "device to the host (the result is then pinned), returns once the copy is queued on the device's "
+         "current stream (docs/streams.md).")
       .def("cpu", &Tensor::cpu)
       // The reversed dims (a permute view), as PyTorch's Tensor.T.
       .def_prop_ro("T", [](const Tensor& t) {

@@ -5,8 +5,7 @@
 //   TESSERA_DISPATCH_TRACE, TESSERA_VERBOSE   parse_switch
 //   TESSERA_PLUGIN_PATH                       parse_path_list
 //   TESSERA_CPU_LOAD_AWARE                    parse_load_aware
-//   TESSERA_CPU_CACHE_BYTES                   parse_cache_bytes
-//   TESSERA_CPU_STREAM_GRAIN                  parse_stream_grain
+//   TESSERA_CPU_STREAM_GRAIN                  parse_stream_grain (over parse_decimal)
 // The input is a variable's value (an empty input stands for "unset"; the
 // value ends at the first NUL, as in an environment). Each function must agree
 // with an independent statement of its rule (docs/testing.md lists them).
@@ -64,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   TSR_FUZZ_CHECK(kName, cpu::env::parse_load_aware(value) == (unset || text.empty() || text[0] != '0'));
 
   const std::optional<uint64_t> number = unset ? std::nullopt : whole_decimal(text);
-  TSR_FUZZ_CHECK(kName, cpu::env::parse_cache_bytes(value) == number);
+  TSR_FUZZ_CHECK(kName, cpu::env::parse_decimal(value) == number);
   const int64_t fallback = int64_t{1} << 22;
   const int64_t grain = number && *number > 0 && *number <= uint64_t(INT64_MAX) ? int64_t(*number) : fallback;
   TSR_FUZZ_CHECK(kName, cpu::env::parse_stream_grain(value, fallback) == grain);

@@ -46,6 +46,8 @@ class StorageImpl : public detail::RefCounted<StorageImpl> {
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
   void* deleter_context() const { return deleter_context_; }
+  /// Tells who owns the memory (the core compares it with its own deleters).
+  Deleter deleter() const { return deleter_; }
   /// The plugin whose device the memory belongs to (kept loaded while this storage
   /// lives); null for from_blob memory. DLPack imports hold their device type's plugin.
   PluginRecord* owner() const { return owner_.get(); }

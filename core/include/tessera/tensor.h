@@ -102,9 +102,16 @@ class Tensor {
 #include <tessera/autograd_methods.inc>
 
   // ---- conversion ----
-  Tensor to(Device device) const;
+  /// A copy on `device` (this tensor itself when already there). Between the
+  /// host and an asynchronous device the host waits for the copy unless
+  /// `non_blocking` and the host side is pinned memory of that device type
+  /// (to the host, non_blocking makes the result pinned): then the call
+  /// returns once the copy is queued on the device's current stream, and the
+  /// result may be read only after that stream's work completes
+  /// (docs/streams.md). Between two devices of one type a copy never blocks.
+  Tensor to(Device device, bool non_blocking = false) const;
   Tensor to(ScalarType dtype) const;
-  Tensor to(Device device, ScalarType dtype) const;
+  Tensor to(Device device, ScalarType dtype, bool non_blocking = false) const;
   Tensor cpu() const;
   /// The one element as T (bool, integer, float, double); ValueError unless numel() == 1.
   template <typename T>
@@ -113,6 +120,26 @@ class Tensor {
   /// All elements, converted to T, in row-major order (copies to the host).
   template <typename T>
   std::vector<T> to_vector() const;
+
+  // ---- memory (docs/memory.md, docs/streams.md) ----
+  /// Marks this tensor's memory as used by work queued on `stream` (a stream of
+  /// its device): when the tensor is freed, the memory is reused only after
+  /// the work queued on `stream` so far completes. A no-op for the stream the
+  /// memory was allocated on, on synchronous devices, and for memory the core
+  /// did not allocate (DLPack imports, from_blob), which its owner frees.
+  /// ValueError for a stream of another device.
+  void record_stream(const Stream& stream) const;
+  /// A copy of this cpu tensor in pinned (page-locked) host memory of
+  /// `device_type` ("" = the accelerator: the first loaded device type other
+  /// than "sim" whose plugin offers pinned memory, else "sim"), cached by the
+  /// core (docs/memory.md); this tensor itself when it is already pinned for
+  /// that type. Copies between pinned memory and that device type may run
+  /// with non_blocking=true. ValueError for a tensor not on cpu or a device
+  /// type without pinned memory; OutOfMemoryError when none is left.
+  Tensor pin_memory(std::string_view device_type = {}) const;
+  /// Whether this tensor's memory is pinned host memory (of `device_type`,
+  /// when given).
+  bool is_pinned(std::string_view device_type = {}) const;
 
   /// PyTorch-like text: "tensor([[1., 2.],\n        [3., 4.]], dtype=float32)".
   std::string to_string() const;

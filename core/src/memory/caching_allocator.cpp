@@ -175,6 +175,11 @@ std::string format_bytes(uint64_t bytes) {
   return buf;
 }
 
+namespace {
+/// Thrown by the last out-of-memory stage while Impl::defer_oom is set.
+struct DeferredOom {};
+}  // namespace
+
 struct CachingAllocator::Impl {
   Impl(DeviceMemory& device, const AllocatorConfig& config, size_t limit, int device_index)
       : dev(device), cfg(config), limit(limit), device_index(device_index),
@@ -197,11 +202,16 @@ struct CachingAllocator::Impl {
 
   DeviceMemory& dev;
   const AllocatorConfig& cfg;
-  const size_t limit;
+  size_t limit;  // changed only by set_memory_fraction, under the lock
   const int device_index;
   const bool plugin;
   const size_t max_split;
   size_t gc_bytes = 0;  // reserved bytes above which garbage collection runs; 0: off
+  /// While true, the last out-of-memory stage throws DeferredOom instead of
+  /// the error (the public allocate() then runs the cache release hook and
+  /// tries once more); oom_note is appended to that final attempt's message.
+  bool defer_oom = false;
+  std::string oom_note;
   bool use_expandable = false;
   size_t granularity = 0;
   size_t va_size = 0;
@@ -363,15 +373,24 @@ struct CachingAllocator::Impl {
     }
     const size_t alloc_size = plugin ? size : segment_size(size);
     if (gc_bytes != 0) garbage_collect();
-    if (Block* b = new_segment(sp, alloc_size, small, &device_msg)) return b;
+    if (Block* b = new_segment_or_tight(sp, alloc_size, size, small, &device_msg)) return b;
     if (!plugin && release_available_cached(alloc_size))
-      if (Block* b = new_segment(sp, alloc_size, small, &device_msg)) return b;
+      if (Block* b = new_segment_or_tight(sp, alloc_size, size, small, &device_msg)) return b;
     ++stats.num_alloc_retries;
     release_all_cached();
     if (!plugin)
       if (Block* b = fit(sp, size, small)) return b;
-    if (Block* b = new_segment(sp, alloc_size, small, &device_msg)) return b;
+    if (Block* b = new_segment_or_tight(sp, alloc_size, size, small, &device_msg)) return b;
     throw_oom(sp, size, nbytes, device_msg);
+  }
+
+  /// A new segment of `alloc_size`; when the device (or the limit) cannot give
+  /// that much, one of exactly the request's `size`, so that a device smaller
+  /// than a segment, or nearly full, still serves what fits.
+  Block* new_segment_or_tight(StreamPools& sp, size_t alloc_size, size_t size, bool small, std::string* msg) {
+    if (Block* b = new_segment(sp, alloc_size, small, msg)) return b;
+    if (alloc_size == size) return nullptr;
+    return new_segment(sp, size, small, msg);  // its message (it asked for the request) is the one reported
   }
 
   bool over_limit(size_t more, std::string* msg) const {
@@ -759,6 +778,7 @@ struct CachingAllocator::Impl {
 
   // -------------------------------------------------------------------- oom
   [[noreturn]] void throw_oom(StreamPools& sp, size_t size, size_t nbytes, const std::string& device_msg) {
+    if (defer_oom) throw DeferredOom{};  // the caller releases its caches first (set_cache_release_hook)
     ++stats.num_ooms;
     const size_t total = dev.total_memory();
     const auto reserved = static_cast<uint64_t>(stats.reserved_bytes.all_current());
@@ -796,6 +816,7 @@ struct CachingAllocator::Impl {
       for (size_t i = 0; i < hints.size(); ++i) os << (i ? ", or " : "") << hints[i];
       os << ".";
     }
+    if (!oom_note.empty()) os << " " << oom_note;
     throw OutOfMemoryError(os.str());
   }
 
@@ -861,9 +882,43 @@ void* CachingAllocator::allocate(size_t nbytes, TsrStream stream) {
   const size_t size = round_request(config_, nbytes);
   std::shared_ptr<const StackContext> ctx;
   if (history_on_.load(std::memory_order_relaxed)) [[unlikely]] ctx = capture_context(__builtin_return_address(0));
+  if (release_hook_ == nullptr) {
+    std::lock_guard lock(mu_);
+    ContextScope scope(*impl_, std::move(ctx));
+    return impl_->allocate(nbytes, stream, size);
+  }
+  {
+    std::lock_guard lock(mu_);
+    ContextScope scope(*impl_, ctx);
+    impl_->defer_oom = true;
+    try {
+      void* p = impl_->allocate(nbytes, stream, size);
+      impl_->defer_oom = false;
+      return p;
+    } catch (const DeferredOom&) {
+      impl_->defer_oom = false;
+    } catch (...) {
+      impl_->defer_oom = false;
+      throw;
+    }
+  }
+  return allocate_after_release(nbytes, stream, size, std::move(ctx));
+}
+
+void* CachingAllocator::allocate_after_release(size_t nbytes, TsrStream stream, size_t size,
+                                               std::shared_ptr<const StackContext> ctx) {
+  const std::string note = release_hook_();  // outside the lock: it frees into this allocator
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
-  return impl_->allocate(nbytes, stream, size);
+  impl_->oom_note = note;
+  try {
+    void* p = impl_->allocate(nbytes, stream, size);
+    impl_->oom_note.clear();
+    return p;
+  } catch (...) {
+    impl_->oom_note.clear();
+    throw;
+  }
 }
 
 std::shared_ptr<const StackContext> CachingAllocator::capture_context(const void* caller) {
@@ -905,6 +960,30 @@ void CachingAllocator::empty_cache() {
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
   impl_->release_all_cached();
+}
+
+void CachingAllocator::set_memory_fraction(double fraction) {
+  if (!(fraction > 0.0 && fraction <= 1.0))
+    throw ValueError(detail::str("set_per_process_memory_fraction on ", device_.device_name(), ": ", fraction,
+                                 " is not accepted: the fraction must be > 0 and <= 1"));
+  const size_t total = device_.total_memory();
+  if (total == 0)
+    throw ValueError(detail::str("set_per_process_memory_fraction on ", device_.device_name(),
+                                 ": the device cannot tell its total memory (its plugin has no memory_info), so "
+                                 "a fraction of it means nothing"));
+  std::lock_guard lock(mu_);
+  config_.per_process_memory_fraction = fraction;
+  limit_ = static_cast<size_t>(fraction * static_cast<double>(total));
+  Impl& m = *impl_;
+  m.limit = limit_;
+  if (config_.garbage_collection_threshold > 0)
+    m.gc_bytes = static_cast<size_t>(config_.garbage_collection_threshold * static_cast<double>(limit_));
+}
+
+void CachingAllocator::release_spare_events() {
+  std::lock_guard lock(mu_);
+  for (TsrEvent ev : impl_->spare_events) device_.event_destroy(ev);
+  impl_->spare_events.clear();
 }
 
 bool CachingAllocator::lookup(const void* ptr, size_t* size, size_t* requested) const {

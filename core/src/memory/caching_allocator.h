@@ -92,6 +92,11 @@ class CachingAllocator {
   /// Waits for every pending event, then returns every unused segment to the
   /// device (with expandable segments: unmaps every unused granule).
   void empty_cache();
+  /// Destroys the events the allocator keeps for reuse (those of pending
+  /// blocks stay). The core calls it, after empty_cache(), when the device's
+  /// plugin is being unloaded: the plugin is promised that every event the
+  /// host created is destroyed before its shutdown.
+  void release_spare_events();
 
   /// The block size (rounded) and requested size of a live allocation; false if unknown.
   bool lookup(const void* ptr, size_t* size, size_t* requested) const;
@@ -112,12 +117,27 @@ class CachingAllocator {
   /// their call stacks, keeping the last `max_entries` (older entries dropped).
   /// Stopping clears the history. Costs a backtrace() per event while on.
   void record_history(bool enabled, size_t max_entries = 100000);
+  /// Called (without the allocator's lock) when an allocation has failed every
+  /// stage of out-of-memory recovery, before the error: it returns blocks
+  /// that callers keep outside the allocator (the core's per-thread caches),
+  /// and says what it returned ("" for nothing). The allocation is then tried
+  /// once more, and its error ends with that text. Set before the allocator is
+  /// shared between threads.
+  using CacheReleaseHook = std::string (*)();
+  void set_cache_release_hook(CacheReleaseHook hook) noexcept { release_hook_ = hook; }
+
   /// Adds the recorder's frames (e.g. Python's) to each recorded call stack.
   /// Called without the allocator's lock held; must not call the allocator.
   void set_context_recorder(ContextRecorder recorder);
 
   /// A readable table of the statistics (torch.cuda.memory_summary's shape).
   std::string summary() const;
+
+  /// Sets the device limit to `fraction` x total memory from now on (cached and
+  /// allocated memory above it stays; new segments are refused beyond it).
+  /// ValueError for a fraction outside (0, 1] or a device that cannot tell its
+  /// total memory.
+  void set_memory_fraction(double fraction);
 
   /// The device limit in bytes (per_process_memory_fraction x total memory); 0: none.
   size_t limit() const noexcept { return limit_; }
@@ -134,13 +154,16 @@ class CachingAllocator {
   struct Impl;  // private; public so that the .cpp's helpers can name it
 
  private:
+  [[gnu::cold, gnu::noinline]] void* allocate_after_release(size_t nbytes, TsrStream stream, size_t size,
+                                                            std::shared_ptr<const StackContext> ctx);
   /// The stack from `caller` (the return address into the allocator's caller) outward.
   std::shared_ptr<const StackContext> capture_context(const void* caller);
 
   DeviceMemory& device_;
-  const AllocatorConfig config_;
+  AllocatorConfig config_;  // per_process_memory_fraction changes under mu_ (set_memory_fraction)
   size_t limit_ = 0;
   std::atomic<bool> history_on_{false};
+  CacheReleaseHook release_hook_ = nullptr;
   mutable AllocatorMutex mu_;
   std::mutex recorder_mu_;  // guards recorder_ (never held with mu_)
   ContextRecorder recorder_;

@@ -55,7 +55,12 @@ inline Tensor& call_inplace(Tensor& self, const Operator& op, const IValue (&arg
 /// A contiguous copy of `src` on device `to` (same dtype), moved by the plugins'
 /// copy functions, staged through the host when neither side is host memory.
 /// Errors name `op`.
-Tensor transfer(std::string_view op, const Tensor& src, Device to);
+Tensor transfer(std::string_view op, const Tensor& src, Device to, bool non_blocking = false);
+/// Copies contiguous `c` into contiguous `out` (same dtype and shape) on
+/// another device in one hop (false, nothing done: two device types without
+/// host memory between them). Waits for the copy unless it may not (see
+/// transfer in shape_copy.cpp).
+bool transfer_into(std::string_view op, const Tensor& c, const Tensor& out, bool non_blocking);
 
 /// The out= form of an op: writes `result` (the op's functional result) into `out`
 /// and returns `out`. `out` must be on result's device and have its shape, and

@@ -1,5 +1,6 @@
 // The shape family's data movement: copy_ (also across devices), fill_, and the
 // factories empty and arange, with their C++ API.
+#include <tessera/autograd.h>
 #include <tessera/error.h>
 #include <tessera/stream.h>
 
@@ -9,6 +10,8 @@
 
 #include "../abi_bridge.h"
 #include "../checked_math.h"
+#include "../allocation.h"
+#include "../memory/pinned_host_allocator.h"
 #include "../plugin_host.h"
 #include "../structured.h"
 #include "ops.h"
@@ -27,24 +30,23 @@ void check_copy(TsrError* err, std::string_view op, const TsrCopyRequest& req, c
 // side (of the destination between two devices of one type, after that stream
 // waited for the source's current stream). The host then waits for the copy
 // when host memory is involved, so the host's bytes are free (host to device)
-// or final (device to host) when this returns.
-Tensor transfer(std::string_view op, const Tensor& src, Device to) {
-  const DeviceTypeEntry& s = device_entry(src.device());
-  const DeviceTypeEntry& d = device_entry(to);
-  TSR_CHECK(!s.no_storage(), ValueError, op, ": cannot copy data out of a tensor on device type '", s.name,
-            "', which holds no data (", dtype_name(src.scalar_type()), src.sizes(), ")");
-  const Tensor c = src.contiguous();
-  Tensor out = empty_on(c.sizes(), c.scalar_type(), to);
-  if (d.no_storage() || c.nbytes() == 0) return out;
+// or final (device to host) when this returns — unless `non_blocking` and the
+// host side is pinned memory of the device's type: then an event on the copy's
+// stream keeps the pinned block from reuse until the copy is done.
+bool transfer_into(std::string_view op, const Tensor& c, const Tensor& out, bool non_blocking) {
+  const DeviceTypeEntry& s = device_entry(c.device());
+  const DeviceTypeEntry& d = device_entry(out.device());
+  const Device to = out.device();
   TsrCopyRequest req{};
   req.struct_size = sizeof(TsrCopyRequest);
   req.nbytes = c.nbytes();
   req.dst = out.data_ptr();
   req.src = c.data_ptr();
   req.dst_device_index = to.index();
-  req.src_device_index = src.device().index();
+  req.src_device_index = c.device().index();
   const DeviceTypeEntry* actor;
-  Device side;  // the device whose stream orders the copy
+  Device side;                     // the device whose stream orders the copy
+  const StorageImpl* host = nullptr;  // the host side's storage
   if (s.id == d.id) {
     req.kind = TSR_COPY_DEVICE_TO_DEVICE;
     actor = &d;
@@ -53,22 +55,46 @@ Tensor transfer(std::string_view op, const Tensor& src, Device to) {
     req.kind = TSR_COPY_HOST_TO_DEVICE;
     actor = &d;
     side = to;
+    host = c.storage().get();
   } else if (d.host_accessible()) {
     req.kind = TSR_COPY_DEVICE_TO_HOST;
     actor = &s;
-    side = src.device();
+    side = c.device();
+    host = out.storage().get();
   } else {
-    // Two hops: device -> host -> device.
-    return transfer(op, transfer(op, c, Device()), to);
+    return false;  // two hops: the caller goes through the host
   }
+  if (d.no_storage() || c.nbytes() == 0) return true;
   const Stream stream = current_stream(side);
-  const bool peer = req.kind == TSR_COPY_DEVICE_TO_DEVICE && src.device() != to;
+  const bool peer = req.kind == TSR_COPY_DEVICE_TO_DEVICE && c.device() != to;
   const bool async = actor->has(TSR_DEVICE_CAP_ASYNC);
-  if (peer && async) stream.wait_event(current_stream(src.device()).record_event());
+  if (peer && async) stream.wait_event(current_stream(c.device()).record_event());
   req.stream = stream.handle();
-  check_copy(call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); }), op, req, src, to, *actor);
-  if (peer && async) current_stream(src.device()).wait_event(stream.record_event());  // src's later writes wait
-  if (async && req.kind != TSR_COPY_DEVICE_TO_DEVICE) stream.synchronize();
+  check_copy(call_plugin([&] { return actor->desc.copy(actor->desc.context, &req); }), op, req, c, to, *actor);
+  if (peer && async) current_stream(c.device()).wait_event(stream.record_event());  // src's later writes wait
+  if (async && host != nullptr) {
+    if (non_blocking && is_pinned_storage(*host, actor->id)) {
+      memory::pinned_allocators::find(actor->id)->record_use(host->data(), side.index(), stream.handle());
+    } else {
+      stream.synchronize();
+    }
+  }
+  return true;
+}
+
+Tensor transfer(std::string_view op, const Tensor& src, Device to, bool non_blocking) {
+  const DeviceTypeEntry& s = device_entry(src.device());
+  const DeviceTypeEntry& d = device_entry(to);
+  TSR_CHECK(!s.no_storage(), ValueError, op, ": cannot copy data out of a tensor on device type '", s.name,
+            "', which holds no data (", dtype_name(src.scalar_type()), src.sizes(), ")");
+  const Tensor c = src.contiguous();
+  if (s.id != d.id && !s.host_accessible() && !d.host_accessible())  // two hops: device -> host -> device
+    return transfer(op, transfer(op, c, Device()), to);
+  // To the host without waiting: the result is pinned memory of the source's type (as PyTorch does).
+  const bool pinned_out = non_blocking && d.host_accessible() && s.has(TSR_DEVICE_CAP_ASYNC) &&
+                          s.desc.host_allocate != nullptr && !s.no_storage();
+  Tensor out = pinned_out ? empty_pinned(c.sizes(), c.scalar_type(), s) : empty_on(c.sizes(), c.scalar_type(), to);
+  transfer_into(op, c, out, non_blocking);
   return out;
 }
 
@@ -190,6 +216,17 @@ Tensor& Tensor::fill_(const Scalar& value) {
 }
 Tensor& Tensor::zero_() { return fill_(0); }
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  // A non-blocking byte copy between devices goes straight into this tensor's
+  // memory (the op's path would stage it through a temporary and wait).
+  if (non_blocking && defined() && src.defined() && src.device() != device() &&
+      src.scalar_type() == scalar_type() && src.sizes().equals(sizes()) && is_contiguous() &&
+      !storage()->read_only() && !(autograd::is_grad_enabled() && (requires_grad() || src.requires_grad())) &&
+      !device_entry(src.device()).no_storage() && !device_entry(device()).no_storage()) {
+    if (ops::transfer_into("copy_", src.contiguous(), *this, /*non_blocking=*/true)) {
+      storage()->bump_version();
+      return *this;
+    }
+  }
   return ops::call_inplace(*this, ops::op_copy_(), {V::of(*this), V::of(src), V::of(non_blocking)});
 }
 

@@ -7,11 +7,11 @@
 
 #include "common.hpp"
 #include "aligned_memory.hpp"
-#include "large_block_cache.hpp"
 #include "parallel.hpp"
 
 #include <omp.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -64,47 +64,37 @@ TsrError* describe_device(void*, int32_t index, char* buf, size_t buf_size) noex
   });
 }
 
-// malloc failed: the freed blocks the large-block cache keeps may be what is
-// missing, so free them all and try once more before reporting the failure.
-void* malloc_after_releasing_cache(size_t nbytes, size_t size) {
-  const size_t released = large_block_release();
-  void* p = aligned_malloc(size);
-  if (p == nullptr) {
-    fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) +
-                                      " bytes (the plugin's cache of freed blocks held " + std::to_string(released) +
-                                      " bytes; it released them and retried)");
-  }
-  return p;
-}
-
+// Raw host memory for the core's caching allocator, which caches freed blocks
+// itself (docs/memory.md): this plugin keeps none, so that the core's
+// statistics and empty_cache cover all of the device's memory.
 TsrError* allocate(void*, int32_t index, size_t nbytes, TsrStream, void** ptr) noexcept {
   return sdk::guard([&] {
     check_index(index);
-    if (nbytes >= kLargeBlockMin) {
-      if (nbytes > SIZE_MAX / 2) [[unlikely]] {  // no such memory; rounding up to pages would wrap
-        fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) +
-                                          " bytes (more than half the address space)");
-      }
-      const size_t size = large_block_size(nbytes);
-      void* p = large_block_take(size);
-      if (p == nullptr) {
-        p = aligned_malloc(size);
-        if (p == nullptr) [[unlikely]] p = malloc_after_releasing_cache(nbytes, size);
-        prefer_huge_pages(p, size);
-      }
-      *ptr = p;
-      return;
+    if (nbytes > SIZE_MAX / 2) [[unlikely]] {  // no such memory; rounding up to pages would wrap
+      fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) +
+                                        " bytes (more than half the address space)");
     }
     void* p = aligned_malloc(nbytes);
-    if (p == nullptr && nbytes > 0) [[unlikely]] p = malloc_after_releasing_cache(nbytes, nbytes);
+    if (p == nullptr && nbytes > 0) [[unlikely]]
+      fail(TSR_ERROR_OUT_OF_MEMORY, "cpu: out of memory allocating " + std::to_string(nbytes) + " bytes");
+    prefer_huge_pages(p, nbytes);
     *ptr = p;
   });
 }
 
-// nbytes is what allocate was asked for (abi.h), so the cached size matches.
-void deallocate(void*, int32_t, void* ptr, size_t nbytes, TsrStream) noexcept {
-  if (ptr != nullptr && nbytes >= kLargeBlockMin && large_block_give(ptr, large_block_size(nbytes))) return;
-  aligned_free(ptr);
+void deallocate(void*, int32_t, void* ptr, size_t, TsrStream) noexcept { aligned_free(ptr); }
+
+// Physical memory in total, and what the kernel counts as available.
+TsrError* memory_info(void*, int32_t index, size_t* free_bytes, size_t* total_bytes) noexcept {
+  return sdk::guard([&] {
+    check_index(index);
+    if (free_bytes == nullptr || total_bytes == nullptr) invalid("cpu: memory_info needs two outputs");
+    const long page = sysconf(_SC_PAGESIZE);
+    const long pages = sysconf(_SC_PHYS_PAGES);
+    const long avail = sysconf(_SC_AVPHYS_PAGES);
+    *total_bytes = page > 0 && pages > 0 ? size_t(page) * size_t(pages) : 0;
+    *free_bytes = page > 0 && avail > 0 ? size_t(page) * size_t(avail) : 0;
+  });
 }
 
 TsrError* copy(void*, const TsrCopyRequest* req) noexcept {
@@ -211,6 +201,7 @@ TsrDeviceTypeDesc cpu_device_desc() {
   d.event_query = &event_query;
   d.event_synchronize = &event_synchronize;
   d.device_synchronize = &device_synchronize;
+  d.memory_info = &memory_info;
   return d;
 }
 

@@ -26,10 +26,6 @@ inline std::optional<uint64_t> parse_decimal(const char* value) noexcept {
 /// TESSERA_CPU_LOAD_AWARE: on unless the value starts with '0'.
 inline bool parse_load_aware(const char* value) noexcept { return value == nullptr || value[0] != '0'; }
 
-/// TESSERA_CPU_CACHE_BYTES: the large-block cache budget in bytes (0 disables
-/// the cache), or nullopt (unset or not a whole decimal number: the default).
-inline std::optional<uint64_t> parse_cache_bytes(const char* value) noexcept { return parse_decimal(value); }
-
 /// TESSERA_CPU_STREAM_GRAIN: a positive whole decimal number of elements that
 /// fits in int64, else `fallback`.
 inline int64_t parse_stream_grain(const char* value, int64_t fallback) noexcept {
