@@ -1,5 +1,6 @@
 // The core's caching allocator (core/src/memory): the host cost of a cached
-// allocate+free pair against the device's raw allocate+free, and the
+// allocate+free pair against the device's raw allocate+free (a fake device,
+// and the sim plugin through the ABI as tensors use it), and the
 // fragmentation of a transformer-like training loop with variable sequence
 // lengths, replayed with plain and with expandable segments.
 //
@@ -19,9 +20,13 @@
 #include <memory>
 #include <unordered_map>
 
+#include <tessera/tessera.h>
+
 #include "alloc_trace.h"
+#include "device_registry.h"
 #include "fake_device_memory.h"
 #include "memory/caching_allocator.h"
+#include "memory/device_allocators.h"
 
 using tessera::memory::CachingAllocator;
 using tessera::memory::parse_alloc_conf;
@@ -80,6 +85,42 @@ void BM_alloc_free_1KiB(benchmark::State& s) { alloc_free_pairs(s, 0); }
 void BM_alloc_free_1KiB_raw_1us(benchmark::State& s) { alloc_free_pairs(s, 1000); }
 BENCHMARK(BM_alloc_free_1KiB)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_alloc_free_1KiB_raw_1us)->Unit(benchmark::kMicrosecond);
+
+// The sim plugin's device 0 as tensors reach it: its allocator (the one
+// Tensor storage uses) against its raw allocate/deallocate slots through the
+// C ABI, both on the default stream. TESSERA_SIM (e.g. alloc_latency_us=N)
+// applies as usual; the default costs no simulated latency.
+void BM_alloc_free_1KiB_sim(benchmark::State& s) {
+  const tessera::Device sim("sim");
+  const tessera::DeviceTypeEntry& e = tessera::device_entry(sim);
+  tessera::memory::DeviceAllocator& a = tessera::memory::device_allocators::get(e, sim);
+  a.allocator.free(a.allocator.allocate(1024, nullptr));
+  double cached_ns = 0, raw_ns = 0;
+  int64_t n = 0;
+  for (auto _ : s) {
+    const double t0 = thread_cpu_ns();
+    for (int i = 0; i < kPairs; ++i) {
+      void* p = a.allocator.allocate(1024, nullptr);
+      benchmark::DoNotOptimize(p);
+      a.allocator.free(p);
+    }
+    const double t1 = thread_cpu_ns();
+    for (int i = 0; i < kPairs; ++i) {
+      void* p = a.memory.allocate(1024, nullptr, nullptr);
+      benchmark::DoNotOptimize(p);
+      a.memory.deallocate(p, 1024, nullptr);
+    }
+    const double t2 = thread_cpu_ns();
+    cached_ns += t1 - t0;
+    raw_ns += t2 - t1;
+    ++n;
+  }
+  tessera::synchronize(sim);
+  s.counters["cached_ns"] = cached_ns / n / kPairs;
+  s.counters["raw_ns"] = raw_ns / n / kPairs;
+  s.counters["raw_over_cached"] = raw_ns / cached_ns;
+}
+BENCHMARK(BM_alloc_free_1KiB_sim)->Unit(benchmark::kMicrosecond);
 
 // Replays the trace once per iteration; counters: peak reserved and peak
 // allocated (GiB) and their ratio. Argument 1: expandable segments.
