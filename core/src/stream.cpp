@@ -14,6 +14,7 @@
 #include "abi_bridge.h"
 #include "current_stream.h"
 #include "device_registry.h"
+#include "memory/device_allocators.h"
 #include "plugin_host.h"
 
 namespace tessera {
@@ -61,6 +62,15 @@ class StreamImpl {
       : device_(device), entry_(entry), handle_(handle), owner_(entry.plugin),
         id_(g_next_stream_id.fetch_add(1, std::memory_order_relaxed)) {}
   ~StreamImpl() {
+    // The allocator's cached memory of this stream goes back while the stream exists.
+    if (memory::DeviceAllocator* a = memory::device_allocators::find(device_)) {
+      try {
+        a->allocator.release_stream(handle_);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "[tessera] returning the cached memory of a stream of %s failed: %s\n",
+                     device_.str().c_str(), e.what());
+      }
+    }
     report(call_plugin([&] { return entry_.desc.stream_destroy(entry_.desc.context, device_.index(), handle_); }),
            entry_, device_, "destroying a stream");
   }

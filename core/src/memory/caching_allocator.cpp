@@ -485,6 +485,9 @@ struct CachingAllocator::Impl {
     for (size_t i = segments.size(); i-- > 0;)
       if (i < segments.size() && whole_and_cached(segments[i])) release_segment(segments[i]);
     if (use_expandable) shrink_expandable();
+    // Stream-ordered frees (these and earlier ones) give memory back only when
+    // their streams reach them: wait, so that what follows can use it.
+    if (dev.async()) dev.device_synchronize();
   }
 
   /// Garbage collection: while reserved memory is above the threshold, return
@@ -763,6 +766,26 @@ struct CachingAllocator::Impl {
     }
   }
 
+  /// The pools of a stream that is going away: see CachingAllocator::release_stream.
+  void release_stream(TsrStream stream) {
+    StreamPools* sp = nullptr;
+    for (auto& p : streams)
+      if (p->stream == stream) sp = p.get();
+    if (sp == nullptr) return;
+    synchronize_events();  // events recorded on it, and its blocks' pending frees
+    bool expandable = false;
+    for (size_t i = segments.size(); i-- > 0;) {
+      if (i >= segments.size() || segments[i]->pools != sp) continue;
+      if (segments[i]->expandable) expandable = true;
+      else if (whole_and_cached(segments[i])) release_segment(segments[i]);
+    }
+    if (expandable) shrink_expandable();
+    for (const Segment* s : segments)
+      if (s->pools == sp) return;  // something is still allocated there: keep its pools
+    if (last_pools == sp) last_pools = nullptr;
+    std::erase_if(streams, [sp](const std::unique_ptr<StreamPools>& p) { return p.get() == sp; });
+  }
+
   void synchronize_events() {
     ++stats.num_sync_all_streams;
     for (auto& sp : streams) {
@@ -978,6 +1001,11 @@ void CachingAllocator::set_memory_fraction(double fraction) {
   m.limit = limit_;
   if (config_.garbage_collection_threshold > 0)
     m.gc_bytes = static_cast<size_t>(config_.garbage_collection_threshold * static_cast<double>(limit_));
+}
+
+void CachingAllocator::release_stream(TsrStream stream) {
+  std::lock_guard lock(mu_);
+  impl_->release_stream(stream);
 }
 
 void CachingAllocator::release_spare_events() {

@@ -92,6 +92,13 @@ class CachingAllocator {
   /// Waits for every pending event, then returns every unused segment to the
   /// device (with expandable segments: unmaps every unused granule).
   void empty_cache();
+  /// `stream` is about to be destroyed: waits for the events of pending frees,
+  /// then returns every segment of the stream's pools to the device (ordered
+  /// on that stream, while it still exists) and forgets the pools, so that a
+  /// later stream with the same handle starts empty. Segments that still hold
+  /// allocated blocks (there should be none: storages keep their stream alive)
+  /// stay. No-op for a stream the allocator never saw.
+  void release_stream(TsrStream stream);
   /// Destroys the events the allocator keeps for reuse (those of pending
   /// blocks stay). The core calls it, after empty_cache(), when the device's
   /// plugin is being unloaded: the plugin is promised that every event the
