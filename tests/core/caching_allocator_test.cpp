@@ -599,5 +599,111 @@ TEST_F(AllocatorTest, ExpandableSegmentsKeepReservedMemoryBoundedInVariableSizeL
   EXPECT_LE(double(peak_reserved[1]), 1.15 * double(peak_allocated[1])) << "expandable: bounded";
 }
 
+
+// ---- what the core's integration added (issue 15: hook, streams going away,
+// runtime fraction, devices smaller than a segment) ----
+
+// The hook the core sets frees blocks it keeps outside the allocator; it runs
+// without the allocator's lock (it frees into the allocator) and only once
+// every stage of recovery failed.
+std::vector<void*> g_hook_blocks;
+CachingAllocator* g_hook_alloc = nullptr;
+int g_hook_calls = 0;
+std::string release_hook_blocks() {
+  ++g_hook_calls;
+  if (g_hook_blocks.empty()) return "";
+  for (void* p : g_hook_blocks) g_hook_alloc->free(p);  // deadlocks if the lock were held
+  g_hook_blocks.clear();
+  return "The test's cache released its blocks.";
+}
+
+TEST_F(AllocatorTest, CacheReleaseHookRunsLastAndItsBlocksServeTheRetry) {
+  opts.capacity = 64 * MiB;
+  auto& a = make();
+  g_hook_alloc = &a;
+  g_hook_calls = 0;
+  a.set_cache_release_hook(&release_hook_blocks);
+  g_hook_blocks = {a.allocate(30 * MiB, S(1))};  // "kept" by the caller
+  void* other = a.allocate(20 * MiB, S(1));
+  a.free(other);  // cached: stage 1 returns it first
+  void* p = a.allocate(40 * MiB, S(1));  // fits once the cached 20 MiB and the hook's 30 MiB are gone
+  EXPECT_EQ(g_hook_calls, 1);
+  EXPECT_EQ(stat(a, "num_ooms"), 0) << "recovered: no error counted";
+  // Nothing left to release: the error counts once and carries the hook's note only when it released.
+  try {
+    a.allocate(40 * MiB, S(1));
+    FAIL() << "no room";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_EQ(std::string(e.what()).find("The test's cache"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g_hook_calls, 2);
+  EXPECT_EQ(stat(a, "num_ooms"), 1);
+  g_hook_blocks = {a.allocate(20 * MiB, S(1))};
+  try {
+    a.allocate(60 * MiB, S(1));
+    FAIL() << "no room";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("The test's cache released its blocks."), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(stat(a, "num_ooms"), 2);
+  a.free(p);
+}
+
+TEST_F(AllocatorTest, ReleaseStreamReturnsTheStreamsSegmentsOnThatStream) {
+  auto& a = make();
+  void* p = a.allocate(3 * MiB, S(1));
+  void* q = a.allocate(4 * KiB, S(1));
+  void* keep = a.allocate(3 * MiB, S(2));
+  a.record_stream(q, S(2));
+  dev().enqueue_work(S(2));
+  a.free(p);
+  a.free(q);  // pending on stream 2's event
+  a.release_stream(S(1));
+  EXPECT_EQ(dev().event_sync(), 1u) << "waited for the pending free's event";
+  EXPECT_EQ(stat(a, "segment.all.current"), 1) << "only stream 2's segment is left";
+  EXPECT_EQ(stat(a, "num_device_free"), 2);
+  EXPECT_EQ(dev().frees_on(S(1)), 2u) << "freed in the order of the stream going away";
+  a.release_stream(S(3));  // never seen: nothing happens
+  void* again = a.allocate(4 * KiB, S(1));  // a stream with the same handle starts empty
+  EXPECT_EQ(stat(a, "num_device_alloc"), 4);
+  a.free(again);
+  a.free(keep);
+}
+
+TEST_F(AllocatorTest, SetMemoryFractionChangesTheLimitAtRunTime) {
+  opts.capacity = 100 * MiB;
+  auto& a = make();
+  EXPECT_EQ(a.limit(), 0u);
+  a.set_memory_fraction(0.5);
+  EXPECT_EQ(a.limit(), 50 * MiB);
+  EXPECT_THROW(a.allocate(60 * MiB, S(1)), OutOfMemoryError);
+  a.set_memory_fraction(1.0);
+  void* p = a.allocate(60 * MiB, S(1));
+  EXPECT_THROW(a.set_memory_fraction(0.0), tessera::ValueError);
+  EXPECT_THROW(a.set_memory_fraction(1.01), tessera::ValueError);
+  a.free(p);
+  FakeDevice::Options no_total = opts;
+  no_total.report_total = false;
+  FakeDevice blind(no_total);
+  CachingAllocator b(blind, parse_alloc_conf(""));
+  EXPECT_THROW(b.set_memory_fraction(0.5), tessera::ValueError) << "no total memory: no fraction";
+}
+
+TEST_F(AllocatorTest, ADeviceSmallerThanASegmentGetsSegmentsOfTheRequestsSize) {
+  opts.capacity = 8 * KiB;
+  auto& a = make();
+  void* p = a.allocate(1000, S(1));  // a 2 MiB segment does not fit: one of 1 KiB
+  void* q = a.allocate(4 * KiB, S(1));
+  EXPECT_EQ(stat(a, "reserved_bytes.all.current"), int64_t(5 * KiB));
+  EXPECT_EQ(stat(a, "segment.small_pool.current"), 2);
+  EXPECT_EQ(stat(a, "num_ooms"), 0);
+  a.free(p);
+  void* r = a.allocate(512, S(1));  // best fit inside the cached 1 KiB segment
+  EXPECT_EQ(r, p);
+  EXPECT_THROW(a.allocate(4 * KiB, S(1)), OutOfMemoryError);  // 5 + 4 > 8, nothing cached is unsplit
+  a.free(q);
+  a.free(r);
+}
+
 }  // namespace
 }  // namespace tsrtest

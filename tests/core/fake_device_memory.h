@@ -78,10 +78,11 @@ class FakeDevice final : public tessera::memory::DeviceMemory {
     live_[p] = nbytes;
     return p;
   }
-  void deallocate(void* ptr, size_t nbytes, TsrStream) noexcept override {
+  void deallocate(void* ptr, size_t nbytes, TsrStream stream) noexcept override {
     spin();
     std::lock_guard lock(mu_);
     ++n_free_;
+    ++frees_on_[stream];
     auto it = live_.find(ptr);
     if (it == live_.end() || it->second != nbytes) {
       ++errors_;
@@ -251,6 +252,12 @@ class FakeDevice final : public tessera::memory::DeviceMemory {
     std::lock_guard lock(mu_);
     return used_;
   }
+  /// deallocate calls ordered on stream s.
+  size_t frees_on(TsrStream s) const {
+    std::lock_guard lock(mu_);
+    auto it = frees_on_.find(s);
+    return it == frees_on_.end() ? 0 : it->second;
+  }
   size_t live_allocations() const {
     std::lock_guard lock(mu_);
     return live_.size();
@@ -293,6 +300,7 @@ class FakeDevice final : public tessera::memory::DeviceMemory {
   std::set<uintptr_t> mapped_;
   std::map<TsrStream, StreamState> streams_;
   std::set<TsrEvent> events_;
+  std::map<TsrStream, size_t> frees_on_;
   size_t n_alloc_ = 0, n_alloc_failed_ = 0, n_free_ = 0, n_event_create_ = 0, n_event_record_ = 0,
          n_event_query_ = 0, n_event_sync_ = 0, n_device_sync_ = 0, n_va_reserve_ = 0, n_map_ = 0,
          n_map_failed_ = 0, n_unmap_ = 0;
