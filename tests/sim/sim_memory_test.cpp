@@ -59,6 +59,14 @@ Stream slow_stream(Device d, int latency_us = 200000) {
   return s;
 }
 
+// x * 2 queued on `s` after the work queued so far on x's current stream: a
+// kernel that reads x behind s's latency.
+Tensor doubled_on(const Stream& s, const Tensor& x) {
+  s.wait_stream(current_stream(x.device()));
+  StreamGuard g(s);
+  return x * 2;
+}
+
 int64_t stat(Device d, const std::string& key) { return memory_stats(d).at(key); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -109,12 +117,7 @@ TEST_F(SimMemory, MemoryUsedOnAnotherStreamIsReusedTooEarlyWithoutRecordStream) 
   Stream slow = slow_stream(d);
   Tensor x = full({256}, 1.0f, TensorOptions().device(d));
   void* px = x.data_ptr();
-  slow.wait_stream(current_stream(d));
-  Tensor y;
-  {
-    StreamGuard g(slow);
-    y = x * 2;  // queued behind the slow stream's latency, reads x
-  }
+  Tensor y = doubled_on(slow, x);
   x = Tensor();  // no record_stream: the block is free on its own stream at once
   Tensor z = empty({256}, TensorOptions(kFloat).device(d));
   EXPECT_EQ(z.data_ptr(), px) << "the freed block is reused by the next request on its stream";
@@ -133,12 +136,7 @@ TEST_F(SimMemory, RecordStreamHoldsTheBlockUntilTheOtherStreamIsDone) {
   Stream slow = slow_stream(d);
   Tensor x = full({256}, 1.0f, TensorOptions().device(d));
   void* px = x.data_ptr();
-  slow.wait_stream(current_stream(d));
-  Tensor y;
-  {
-    StreamGuard g(slow);
-    y = x * 2;
-  }
+  Tensor y = doubled_on(slow, x);
   x.record_stream(slow);
   const int64_t active = stat(d, "active.all.current");
   x = Tensor();
