@@ -83,7 +83,8 @@ void empty_cache();
 /// last `max_entries`. Stopping clears the history. Creates the allocator.
 void record_memory_history(bool enabled, Device device = Device(), size_t max_entries = 100000);
 
-/// The devices a snapshot covers: all = every device that has an allocator.
+/// The devices a snapshot covers: all = every device that has an allocator;
+/// a device named twice is written once.
 /// Writes the segments, blocks (state, size, requested size) and recorded
 /// history of those devices as one object in the layout of PyTorch's
 /// torch.cuda.memory._snapshot() (docs/memory.md): JSON text, or a protocol-2

@@ -2,6 +2,7 @@
 #include <tessera/error.h>
 #include <tessera/memory.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -63,7 +64,10 @@ std::vector<memory::Snapshot> snapshots(const std::vector<Device>& devices) {
       if (!device_registry::retired(a->device.type())) out.push_back(a->allocator.snapshot());
     return numbered(std::move(out));
   }
+  std::vector<Device> seen;
   for (Device d : devices) {
+    if (std::find(seen.begin(), seen.end(), d) != seen.end()) continue;  // named twice: once in the file
+    seen.push_back(d);
     if (DeviceAllocator* a = existing(d, "memory_snapshot")) {
       out.push_back(a->allocator.snapshot());
     } else {  // nothing allocated there yet: an empty snapshot of the device

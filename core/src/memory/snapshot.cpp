@@ -129,7 +129,7 @@ void write_all(W& w, const std::vector<Snapshot>& snapshots) {
     w.end_list();
   }
   w.end_list();
-  w.key("allocator_settings");
+  w.key("allocator_settings");  // PyTorch's place: the first device's; "devices" has each one's
   if (snapshots.empty()) write_settings(w, AllocatorConfig{});
   else write_settings(w, snapshots.front().config);
   w.key("devices");
@@ -138,6 +138,7 @@ void write_all(W& w, const std::vector<Snapshot>& snapshots) {
     w.begin_dict();
     w.key("device"), w.integer(s.device);
     w.key("name"), w.str(s.device_name);
+    w.key("allocator_settings"), write_settings(w, s.config);  // each device's own (its fraction)
     w.end_dict();
   }
   w.end_list();

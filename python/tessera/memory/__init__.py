@@ -236,24 +236,28 @@ def _peaks(trace):
 
 
 def _segment_ranges(snap, dev, trace):
-    """Address ranges of the device's segments over the whole history (a
-    segment's range is where its first mapping or allocation began)."""
-    ranges = {}
+    """Address ranges of the device's segments over the whole history. Plain
+    segments stay apart even where they touch; the mappings of an expandable
+    segment (segment_map events, snapshot segments marked is_expandable) that
+    touch join into one range."""
+    plain, expandable = {}, {}
     for s in snap.get("segments", []):
         if s["device"] == dev:
-            ranges[s["address"]] = max(ranges.get(s["address"], 0), s["total_size"])
+            into = expandable if s.get("is_expandable") else plain
+            into[s["address"]] = max(into.get(s["address"], 0), s["total_size"])
     for e in trace:
-        if e["action"] in ("segment_alloc", "segment_map"):
-            ranges[e["addr"]] = max(ranges.get(e["addr"], 0), e["size"])
-    starts = sorted(ranges)
-    merged = []  # (start, end): adjacent mappings of one expandable segment join
-    for a in starts:
-        end = a + ranges[a]
+        into = {"segment_alloc": plain, "segment_map": expandable}.get(e["action"])
+        if into is not None:
+            into[e["addr"]] = max(into.get(e["addr"], 0), e["size"])
+    merged = []
+    for a in sorted(expandable):
+        end = a + expandable[a]
         if merged and a <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(merged[-1][1], end))
         else:
             merged.append((a, end))
-    return merged
+    merged += [(a, a + size) for a, size in plain.items()]
+    return sorted(merged)
 
 
 def plot_history(snap, png_path, max_segments=12):
