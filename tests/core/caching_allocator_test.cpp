@@ -97,6 +97,33 @@ TEST_F(AllocatorTest, BestFitSplitsAndCoalesces) {
   for (void* v : {y, z, w}) a.free(v);
 }
 
+// A cached small block that grows in place (a neighbour freed into it) keeps
+// its size class while it grew by at most 1/16 of it: the fit chosen is then
+// within 1/16 of the best. Growing more moves it, and best fit holds.
+TEST_F(AllocatorTest, SmallPoolFitIsWithinASixteenthOfTheBest) {
+  auto& a = make();
+  for (const size_t grow : {4 * KiB, 1 * KiB}) {
+    const size_t other = grow == 4 * KiB ? 34 * KiB : 32 * KiB + 512;
+    void* x = a.allocate(32 * KiB, S(1));
+    void* g = a.allocate(grow, S(1));
+    void* s1 = a.allocate(1 * KiB, S(1));
+    void* y = a.allocate(other, S(1));
+    void* s2 = a.allocate(1 * KiB, S(1));
+    a.free(x);
+    a.free(y);
+    a.free(g);  // x grows to 32 KiB + grow
+    void* z = a.allocate(32 * KiB, S(1));
+    if (grow == 4 * KiB) {
+      EXPECT_EQ(z, y) << "36 KiB moved past the 34 KiB block: best fit";
+    } else {
+      EXPECT_EQ(z, x) << "33 KiB kept 32 KiB's class: chosen over 32.5 KiB, within 1/16";
+    }
+    EXPECT_EQ(a.check_invariants(), "");
+    for (void* v : {z, s1, s2}) a.free(v);
+    EXPECT_EQ(a.check_invariants(), "");
+  }
+}
+
 TEST_F(AllocatorTest, BlocksAreReusedOnlyOnTheirStream) {
   auto& a = make();
   void* p = a.allocate(4 * KiB, S(1));
@@ -142,6 +169,41 @@ TEST_F(AllocatorTest, RecordStreamDefersReuseUntilEventsCompleteWithoutBlocking)
   a.free(s);
   EXPECT_EQ(dev().events_created(), 1u);
   a.process_events();  // stream 3 has no queued work: the event is complete
+  EXPECT_EQ(stat(a, "active.all.current"), 0);
+}
+
+// "active" = allocated + waiting for events: its peak counts a pending block
+// and a new allocation together, its sums count the pending block's decrease
+// when its events complete, also across reset_accumulated/reset_peak.
+TEST_F(AllocatorTest, ActiveStatisticsCountPendingBlocksInPeaksAndSums) {
+  auto& a = make();
+  void* p = a.allocate(4 * KiB, S(1));
+  a.record_stream(p, S(2));
+  dev().enqueue_work(S(2));
+  a.free(p);  // pending on stream 2
+  void* q = a.allocate(8 * KiB, S(1));
+  EXPECT_EQ(stat(a, "allocation.all.peak"), 1);
+  EXPECT_EQ(stat(a, "active.all.current"), 2);
+  EXPECT_EQ(stat(a, "active.all.peak"), 2);
+  EXPECT_EQ(stat(a, "active.small_pool.peak"), 2);
+  EXPECT_EQ(stat(a, "active_bytes.all.peak"), 12 * KiB);
+  EXPECT_EQ(stat(a, "active_bytes.large_pool.peak"), 0);
+  EXPECT_EQ(stat(a, "active.all.allocated"), 2);
+  EXPECT_EQ(stat(a, "allocation.all.freed"), 1);
+  EXPECT_EQ(stat(a, "active.all.freed"), 0) << "the pending block is still active";
+  a.reset_accumulated_stats();
+  a.reset_peak_stats();
+  EXPECT_EQ(stat(a, "active.all.peak"), 2) << "reset to the current value, pending included";
+  EXPECT_EQ(stat(a, "active_bytes.all.peak"), 12 * KiB);
+  dev().complete(S(2));
+  a.process_events();
+  EXPECT_EQ(stat(a, "active.all.current"), 1);
+  EXPECT_EQ(stat(a, "active.all.freed"), 1) << "its decrease came after the reset";
+  EXPECT_EQ(stat(a, "active_bytes.all.freed"), 4 * KiB);
+  EXPECT_EQ(stat(a, "allocation.all.freed"), 0);
+  a.free(q);
+  EXPECT_EQ(stat(a, "active.all.freed"), 2);
+  EXPECT_EQ(stat(a, "active.all.peak"), 2);
   EXPECT_EQ(stat(a, "active.all.current"), 0);
 }
 
@@ -629,6 +691,7 @@ TEST_F(AllocatorTest, CacheReleaseHookRunsLastAndItsBlocksServeTheRetry) {
   void* p = a.allocate(40 * MiB, S(1));  // fits once the cached 20 MiB and the hook's 30 MiB are gone
   EXPECT_EQ(g_hook_calls, 1);
   EXPECT_EQ(stat(a, "num_ooms"), 0) << "recovered: no error counted";
+  EXPECT_EQ(stat(a, "num_alloc_retries"), 1) << "one allocation retried, also through the hook's second pass";
   // Nothing left to release: the error counts once and carries the hook's note only when it released.
   try {
     a.allocate(40 * MiB, S(1));
@@ -638,6 +701,7 @@ TEST_F(AllocatorTest, CacheReleaseHookRunsLastAndItsBlocksServeTheRetry) {
   }
   EXPECT_EQ(g_hook_calls, 2);
   EXPECT_EQ(stat(a, "num_ooms"), 1);
+  EXPECT_EQ(stat(a, "num_alloc_retries"), 2);
   g_hook_blocks = {a.allocate(20 * MiB, S(1))};
   try {
     a.allocate(60 * MiB, S(1));

@@ -260,7 +260,7 @@ TEST_F(SimMemory, PerProcessMemoryFractionLimitsTheDevice) {
   } catch (const OutOfMemoryError& e) {
     const std::string m = e.what();
     EXPECT_TRUE(contains(m, "limit: 64.00 MiB (per_process_memory_fraction 0.25")) << m;
-    EXPECT_TRUE(contains(m, "a larger per_process_memory_fraction")) << m;
+    EXPECT_TRUE(contains(m, "a larger per_process_memory_fraction (TESSERA_ALLOC_CONF or set_per_process_memory_fraction) may help")) << m;
   }
   Tensor ok = floats(60 * kMiB, d);
   EXPECT_THROW(set_per_process_memory_fraction(1.5, d), ValueError);

@@ -39,6 +39,7 @@ struct Block {
   bool allocated = false;
   bool in_pool = false;
   bool mapped = true;
+  uint16_t bin = 0;                 // its small-pool size class while in a small pool
   std::vector<TsrStream> uses;      // streams given to record_stream while allocated
   std::shared_ptr<const StackContext> context;  // where it was allocated (history only)
 };
@@ -59,7 +60,12 @@ struct Segment {
 /// The small pool's free blocks, one LIFO list per size class (512 B steps up
 /// to 2 MiB; the last class holds every larger block, which only expandable
 /// segments have), with a two-level bitmap for the first non-empty class at or
-/// above a request's: best fit in a few instructions.
+/// above a request's: best fit in a few instructions. A cached block that
+/// grows in place (a neighbour freed into it) stays in its class while its own
+/// class is at most 1/16 above it, and one that shrinks (an allocation carved
+/// from its front) while its size still fits the class: the steady
+/// allocate/free cycle then moves no block between lists, and the fit chosen
+/// is within 1/16 of the best.
 class SmallBins {
  public:
   static constexpr size_t kClasses = 4096;
@@ -69,6 +75,7 @@ class SmallBins {
   }
   [[gnu::always_inline]] void insert(Block* b) noexcept {
     const size_t c = class_of(b->size);
+    b->bin = static_cast<uint16_t>(c);
     b->bin_prev = nullptr;
     b->bin_next = head_[c];
     if (head_[c] != nullptr) head_[c]->bin_prev = b;
@@ -77,13 +84,31 @@ class SmallBins {
     ++count_;
   }
   [[gnu::always_inline]] void remove(Block* b) noexcept {
-    const size_t c = class_of(b->size);
+    const size_t c = b->bin;
     if (b->bin_prev != nullptr) b->bin_prev->bin_next = b->bin_next;
     else head_[c] = b->bin_next;
     if (b->bin_next != nullptr) b->bin_next->bin_prev = b->bin_prev;
     if (head_[c] == nullptr) clear_bit(c);
     b->bin_prev = b->bin_next = nullptr;
     --count_;
+  }
+  /// b (in a list) grew: moves it when its class is more than 1/16 above its list's.
+  [[gnu::always_inline]] void grew(Block* b) noexcept {
+    if (class_of(b->size) > size_t{b->bin} + b->bin / 16u) [[unlikely]] {
+      remove(b);
+      insert(b);
+    }
+  }
+  /// b (in a list) shrank: moves it when it no longer fits its list's class.
+  [[gnu::always_inline]] void shrank(Block* b) noexcept {
+    if (class_of(b->size) < b->bin) {
+      remove(b);
+      insert(b);
+    }
+  }
+  /// Whether b's list is one it may be in (see the class comment).
+  static bool listed_right(const Block* b, size_t c) noexcept {
+    return b->bin == c && class_of(b->size) >= c && class_of(b->size) <= c + c / 16;
   }
   /// A block of the smallest class holding sizes >= size; nullptr if none.
   [[gnu::always_inline]] Block* best_fit(size_t size) const noexcept {

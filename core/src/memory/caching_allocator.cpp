@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
+#include <thread>
 
 #include <tessera/error.h>
 
@@ -85,29 +86,70 @@ struct PoolSplitStat {
 [[gnu::always_inline]] inline void inc(PoolSplitStat& a, bool small, int64_t n) noexcept { a.increase(small, n); }
 [[gnu::always_inline]] inline void dec(PoolSplitStat& a, bool small, int64_t n) noexcept { a.decrease(small, n); }
 
+/// An "active" statistic (allocated or waiting for events before reuse) kept
+/// as its allocated twin plus what is pending, so that the hot path updates
+/// only the twin. Active grows only when something is allocated: while nothing
+/// is pending its peak is the twin's, and allocate() calls note_peak while
+/// something is. `lag` is the twin's decreases that active has not had yet
+/// (pending blocks freed since the last reset_accumulated).
+struct DerivedActive {
+  int64_t pending[2] = {0, 0};  // [0] large pool, [1] small pool
+  int64_t lag[2] = {0, 0};
+  int64_t peak[2] = {0, 0};
+  int64_t all_peak = 0;
+
+  void pend(bool small, int64_t n) noexcept { pending[small] += n, lag[small] += n; }
+  void unpend(bool small, int64_t n) noexcept { pending[small] -= n, lag[small] -= n; }
+  void note_peak(const PoolSplitStat& twin) noexcept {
+    for (int p = 0; p < 2; ++p) peak[p] = std::max(peak[p], twin.pool[p].current + pending[p]);
+    all_peak = std::max(all_peak, twin.all_current() + pending[0] + pending[1]);
+  }
+  int64_t all_current(const PoolSplitStat& twin) const noexcept {
+    return twin.all_current() + pending[0] + pending[1];
+  }
+  void export_to(StatArray& a, const PoolSplitStat& twin) const noexcept {
+    StatArray t;
+    twin.export_to(t);
+    const StatPool rows[2] = {kLargePool, kSmallPool};
+    for (int p = 0; p < 2; ++p) {
+      const Stat& s = t[rows[p]];
+      a[rows[p]] = Stat{s.current + pending[p], std::max(peak[p], s.peak), s.allocated, s.freed - lag[p]};
+    }
+    const Stat& s = t[kAllPools];
+    a[kAllPools] = Stat{s.current + pending[0] + pending[1], std::max(all_peak, s.peak), s.allocated,
+                        s.freed - lag[0] - lag[1]};
+  }
+  void reset_peak(const PoolSplitStat& twin) noexcept {  // after the twin's
+    for (int p = 0; p < 2; ++p) peak[p] = twin.pool[p].current + pending[p];
+    all_peak = all_current(twin);
+  }
+  void reset_accumulated() noexcept { lag[0] = lag[1] = 0; }
+};
+
 /// The engine's statistics as it updates them; stats() exports a DeviceStats.
 struct HotStats {
-  PoolSplitStat allocation, segment, active, inactive_split, allocated_bytes, reserved_bytes, active_bytes,
-      inactive_split_bytes, requested_bytes;
+  PoolSplitStat allocation, segment, inactive_split, allocated_bytes, reserved_bytes, inactive_split_bytes,
+      requested_bytes;
+  DerivedActive active, active_bytes;  // from allocation and allocated_bytes
   int64_t num_alloc_retries = 0, num_ooms = 0, num_sync_all_streams = 0, num_device_alloc = 0, num_device_free = 0;
   int64_t max_split_size = -1;
   Stat oversize_allocations, oversize_segments;
 
   template <typename F>
   void for_each(F f) {
-    for (PoolSplitStat* p : {&allocation, &segment, &active, &inactive_split, &allocated_bytes, &reserved_bytes,
-                             &active_bytes, &inactive_split_bytes, &requested_bytes})
+    for (PoolSplitStat* p : {&allocation, &segment, &inactive_split, &allocated_bytes, &reserved_bytes,
+                             &inactive_split_bytes, &requested_bytes})
       f(*p);
   }
   DeviceStats export_stats() const {
     DeviceStats d;
     allocation.export_to(d.allocation);
     segment.export_to(d.segment);
-    active.export_to(d.active);
+    active.export_to(d.active, allocation);
     inactive_split.export_to(d.inactive_split);
     allocated_bytes.export_to(d.allocated_bytes);
     reserved_bytes.export_to(d.reserved_bytes);
-    active_bytes.export_to(d.active_bytes);
+    active_bytes.export_to(d.active_bytes, allocated_bytes);
     inactive_split_bytes.export_to(d.inactive_split_bytes);
     requested_bytes.export_to(d.requested_bytes);
     d.num_alloc_retries = num_alloc_retries;
@@ -122,11 +164,15 @@ struct HotStats {
   }
   void reset_peak() noexcept {
     for_each([](PoolSplitStat& p) { p.reset_peak(); });
+    active.reset_peak(allocation);
+    active_bytes.reset_peak(allocated_bytes);
     oversize_allocations.reset_peak();
     oversize_segments.reset_peak();
   }
   void reset_accumulated() noexcept {
     for_each([](PoolSplitStat& p) { p.reset_accumulated(); });
+    active.reset_accumulated();
+    active_bytes.reset_accumulated();
     oversize_allocations.reset_accumulated();
     oversize_segments.reset_accumulated();
     num_alloc_retries = num_ooms = num_sync_all_streams = num_device_alloc = num_device_free = 0;
@@ -153,17 +199,19 @@ struct Record {
 }  // namespace
 
 void AllocatorMutex::lock_contended() noexcept {
-  for (int spin = 0; spin < 100; ++spin) {
-    uint32_t expected = 0;
-    if (state_.load(std::memory_order_relaxed) == 0 &&
-        state_.compare_exchange_weak(expected, 1, std::memory_order_acquire))
-      return;
+  for (unsigned round = 0;; ++round) {
+    // Test before exchanging: waiters read the line instead of taking it from the holder.
+    if (!held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire)) return;
+    if (round < 128) {
 #if defined(__x86_64__)
-    __builtin_ia32_pause();
+      __builtin_ia32_pause();
 #endif
+    } else if (round < 160) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(1u << std::min(round - 160, 10u)));
+    }
   }
-  // Mark the lock as having a sleeper; whoever unlocks wakes one.
-  while (state_.exchange(2, std::memory_order_acquire) != 0) state_.wait(2, std::memory_order_relaxed);
 }
 
 std::string format_bytes(uint64_t bytes) {
@@ -207,6 +255,8 @@ struct CachingAllocator::Impl {
   const bool plugin;
   const size_t max_split;
   size_t gc_bytes = 0;  // reserved bytes above which garbage collection runs; 0: off
+  /// True during the pass after the cache release hook: its first pass counted.
+  bool retry_counted = false;
   /// While true, the last out-of-memory stage throws DeferredOom instead of
   /// the error (the public allocate() then runs the cache release hook and
   /// tries once more); oom_note is appended to that final attempt's message.
@@ -320,12 +370,96 @@ struct CachingAllocator::Impl {
     return b;
   }
 
+  /// The inactive-split statistics of a cached block whose size or neighbours
+  /// changed in place: `was` and `old_size` before, the block as it is now.
+  [[gnu::always_inline]] void recount_split(const Block* b, bool was, size_t old_size) {
+    const bool small = b->segment->small;
+    const bool now = counts_inactive_split(b);
+    if (was && now) {
+      if (b->size > old_size) inc(stats.inactive_split_bytes, small, static_cast<int64_t>(b->size - old_size));
+      else dec(stats.inactive_split_bytes, small, static_cast<int64_t>(old_size - b->size));
+      return;
+    }
+    if (was) {
+      dec(stats.inactive_split, small, 1);
+      dec(stats.inactive_split_bytes, small, static_cast<int64_t>(old_size));
+    }
+    if (now) {
+      inc(stats.inactive_split, small, 1);
+      inc(stats.inactive_split_bytes, small, static_cast<int64_t>(b->size));
+    }
+  }
+
+  /// The small pool's best fit for `size`, out of the pool: a new block carved
+  /// from the front of a cached one, which stays cached (and usually in its
+  /// list), or a whole cached block with less than 512 bytes to spare.
+  [[gnu::always_inline]] Block* take_small(StreamPools& sp, size_t size) {
+    Block* c = sp.small.best_fit(size);
+    if (c == nullptr) return nullptr;
+    if (c->size - size < kMinBlockSize) {
+      pool_remove(c);
+      return c;
+    }
+    const bool was = counts_inactive_split(c);
+    const size_t old_size = c->size;
+    Block* a = blocks.make();
+    a->ptr = c->ptr;
+    a->size = size;
+    a->segment = c->segment;
+    a->prev = c->prev;
+    a->next = c;
+    if (c->prev != nullptr) c->prev->next = a;
+    else c->segment->first = a;
+    c->prev = a;
+    c->ptr += size;
+    c->size -= size;
+    recount_split(c, was, old_size);
+    sp.small.shrank(c);
+    return a;
+  }
+
+  /// The freed small-pool block b (out of the pool, mapped) joins the pool:
+  /// merged into a cached neighbour in place, else inserted.
+  [[gnu::always_inline]] void return_small(Block* b) {
+    Block* p = b->prev;
+    Block* n = b->next;
+    const bool into_prev = p != nullptr && p->in_pool;
+    const bool into_next = n != nullptr && n->in_pool;
+    if (!into_prev && !into_next) {
+      pool_insert(b);
+      return;
+    }
+    Block* keep = into_prev ? p : n;
+    const bool was = counts_inactive_split(keep);
+    const size_t old_size = keep->size;
+    if (into_prev) {
+      p->size += b->size;
+      p->next = n;
+      if (n != nullptr) n->prev = p;
+      blocks.recycle(b);
+      if (into_next) {
+        pool_remove(n);
+        absorb_next(p);
+      }
+    } else {
+      n->ptr = b->ptr;
+      n->size += b->size;
+      n->prev = p;
+      if (p != nullptr) p->next = n;
+      else n->segment->first = n;
+      blocks.recycle(b);
+    }
+    keep->free_tick = ++tick;
+    recount_split(keep, was, old_size);
+    keep->segment->pools->small.grew(keep);
+  }
+
   // ------------------------------------------------------------- allocation
   [[gnu::always_inline]] void* allocate(size_t nbytes, TsrStream stream, size_t size) {
     if (pending_events != 0) poll_events();
     StreamPools& sp = pools(stream);
     const bool small = size <= kSmallSize && !plugin;
-    Block* b = plugin ? nullptr : fit(sp, size, small);
+    Block* b = small ? take_small(sp, size) : plugin ? nullptr : fit(sp, size, false);
     if (b == nullptr) b = alloc_slow(sp, size, nbytes, small);
     if (!plugin && should_split(b, size)) {
       Block* rest = blocks.make();
@@ -349,8 +483,10 @@ struct CachingAllocator::Impl {
     inc(stats.allocation, pool_small, 1);
     inc(stats.allocated_bytes, pool_small, sz);
     inc(stats.requested_bytes, pool_small, static_cast<int64_t>(nbytes));
-    inc(stats.active, pool_small, 1);
-    inc(stats.active_bytes, pool_small, sz);
+    if (pending_events != 0) [[unlikely]] {
+      stats.active.note_peak(stats.allocation);
+      stats.active_bytes.note_peak(stats.allocated_bytes);
+    }
     if (b->size >= max_split) stats.oversize_allocations.increase(1);
     record(TraceAction::Alloc, reinterpret_cast<uintptr_t>(b->ptr), b->size, stream);
     return b->ptr;
@@ -364,7 +500,7 @@ struct CachingAllocator::Impl {
       if (!sp.expandable_failed[e]) {
         if (release_available_cached(size))
           if (Block* b = grow(sp, size, small, &device_msg)) return b;
-        ++stats.num_alloc_retries;
+        count_retry();
         release_all_cached();
         if (Block* b = fit(sp, size, small)) return b;
         if (Block* b = grow(sp, size, small, &device_msg)) return b;
@@ -376,7 +512,7 @@ struct CachingAllocator::Impl {
     if (Block* b = new_segment_or_tight(sp, alloc_size, size, small, &device_msg)) return b;
     if (!plugin && release_available_cached(alloc_size))
       if (Block* b = new_segment_or_tight(sp, alloc_size, size, small, &device_msg)) return b;
-    ++stats.num_alloc_retries;
+    count_retry();
     release_all_cached();
     if (!plugin)
       if (Block* b = fit(sp, size, small)) return b;
@@ -698,7 +834,11 @@ struct CachingAllocator::Impl {
     record(TraceAction::FreeRequested, reinterpret_cast<uintptr_t>(b->ptr), b->size, b->segment->pools->stream);
     if (!b->uses.empty()) [[unlikely]] {
       record_events(b);
-      if (b->event_count != 0) return;
+      if (b->event_count != 0) {  // still active until its events complete
+        stats.active.pend(small, 1);
+        stats.active_bytes.pend(small, static_cast<int64_t>(b->size));
+        return;
+      }
     }
     free_block(b);
   }
@@ -733,9 +873,6 @@ struct CachingAllocator::Impl {
 
   /// b (neither allocated nor pending) returns to its pool, coalesced.
   [[gnu::always_inline]] void free_block(Block* b) {
-    const bool small = b->segment->small;
-    dec(stats.active, small, 1);
-    dec(stats.active_bytes, small, static_cast<int64_t>(b->size));
     record(TraceAction::FreeCompleted, reinterpret_cast<uintptr_t>(b->ptr), b->size, b->segment->pools->stream);
     b->requested = 0;
     b->context.reset();
@@ -743,13 +880,18 @@ struct CachingAllocator::Impl {
       release_segment(b->segment);
       return;
     }
-    pool_insert(merge_free(b));
+    if (b->segment->small) return_small(b);
+    else pool_insert(merge_free(b));
   }
 
   void event_done(TsrEvent ev, Block* b) {
     spare_events.push_back(ev);
     --pending_events;
-    if (--b->event_count == 0) free_block(b);
+    if (--b->event_count == 0) {
+      stats.active.unpend(b->segment->small, 1);
+      stats.active_bytes.unpend(b->segment->small, static_cast<int64_t>(b->size));
+      free_block(b);
+    }
   }
 
   /// Returns the blocks whose events completed; never blocks. Events on one
@@ -800,6 +942,12 @@ struct CachingAllocator::Impl {
   }
 
   // -------------------------------------------------------------------- oom
+  /// num_alloc_retries counts allocations that had to release the cache and
+  /// retry: once each, also when the cache release hook's pass retries again.
+  void count_retry() {
+    if (!retry_counted) ++stats.num_alloc_retries;
+  }
+
   [[noreturn]] void throw_oom(StreamPools& sp, size_t size, size_t nbytes, const std::string& device_msg) {
     if (defer_oom) throw DeferredOom{};  // the caller releases its caches first (set_cache_release_hook)
     ++stats.num_ooms;
@@ -831,14 +979,14 @@ struct CachingAllocator::Impl {
       if (!cfg.expandable_segments && dev.expandable())
         hints.push_back("expandable_segments:True (segments grow in place instead)");
     }
-    if (limit != 0 && cfg.per_process_memory_fraction < 1.0)
-      hints.push_back("a larger per_process_memory_fraction");
     if (!hints.empty()) {
-      os << " Reserved but unallocated memory is " << (unallocated > 0 ? "fragmented" : "low")
-         << "; TESSERA_ALLOC_CONF may help: ";
+      os << " Reserved but unallocated memory is fragmented; TESSERA_ALLOC_CONF may help: ";
       for (size_t i = 0; i < hints.size(); ++i) os << (i ? ", or " : "") << hints[i];
       os << ".";
     }
+    if (limit != 0 && cfg.per_process_memory_fraction < 1.0)
+      os << " The limit is set: a larger per_process_memory_fraction (TESSERA_ALLOC_CONF or "
+            "set_per_process_memory_fraction) may help.";
     if (!oom_note.empty()) os << " " << oom_note;
     throw OutOfMemoryError(os.str());
   }
@@ -934,12 +1082,15 @@ void* CachingAllocator::allocate_after_release(size_t nbytes, TsrStream stream, 
   std::lock_guard lock(mu_);
   ContextScope scope(*impl_, std::move(ctx));
   impl_->oom_note = note;
+  impl_->retry_counted = true;
   try {
     void* p = impl_->allocate(nbytes, stream, size);
     impl_->oom_note.clear();
+    impl_->retry_counted = false;
     return p;
   } catch (...) {
     impl_->oom_note.clear();
+    impl_->retry_counted = false;
     throw;
   }
 }
@@ -1075,7 +1226,8 @@ Snapshot CachingAllocator::snapshot() {
     std::lock_guard lock(mu_);
     Impl& m = *impl_;
     ContextScope scope(m, std::move(ctx));
-    m.record(TraceAction::Snapshot, 0, static_cast<uint64_t>(m.stats.active_bytes.all_current()), nullptr);
+    const int64_t active_bytes = m.stats.active_bytes.all_current(m.stats.allocated_bytes);
+    m.record(TraceAction::Snapshot, 0, static_cast<uint64_t>(active_bytes), nullptr);
     out.device = m.device_index;
     out.device_name = device_.device_name();
     out.config = config_;
@@ -1255,7 +1407,7 @@ std::string CachingAllocator::Impl::check() const {
     size_t listed = 0;
     sp->small.for_each([&](size_t c, const Block* b) {
       ++listed;
-      if (!b->in_pool || !b->segment->small || internal::SmallBins::class_of(b->size) != c ||
+      if (!b->in_pool || !b->segment->small || !internal::SmallBins::listed_right(b, c) ||
           b->segment->pools != sp.get())
         fail("small bin ", c, " holds a stray block of ", b->size, " bytes");
     });
