@@ -5,6 +5,7 @@
 #                                                 the whole suite, Python tests included
 #   scripts/sanitize.sh tsan [ctest options...]   the `tsan` preset (ThreadSanitizer, build/tsan):
 #                                                 the threaded tests (names with Thread or Concurrent)
+#                                                 and the allocator, stream and sim suites whole
 #
 # UBSan halts on the first report and TSan on the first race (the test presets
 # set UBSAN_OPTIONS / TSAN_OPTIONS), so any report fails its test. Under TSan,
