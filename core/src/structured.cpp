@@ -12,6 +12,7 @@
 #include "abi_bridge.h"
 #include "checked_math.h"
 #include "operator_slots.h"
+#include "output_guard.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -112,7 +113,9 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
       return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": bad ndim or NULL pointer");
     for (int32_t d = 0; d < ndim; ++d)
       if (shape[d] < 0) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": negative size in shape");
-    c->outputs_[index] = empty_on(IntArrayRef(shape, size_t(ndim)), c->out_dtypes_[index], c->device);
+    const IntArrayRef sizes(shape, size_t(ndim));
+    c->outputs_[index] = g_output_guard_bytes == 0 ? empty_on(sizes, c->out_dtypes_[index], c->device)
+                                                   : guarded_empty(sizes, c->out_dtypes_[index], c->device);
     make_dl_of_new(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_device_, c->dl_outputs_[index]);
     *out = &c->dl_outputs_[index];
     return nullptr;
@@ -166,7 +169,8 @@ void StructuredCall::run() {
   for (int i = 0; i < num_outputs_; ++i) {
     if (out_kind_[i] == 0) {
       try {
-        outputs_[i] = empty_on(out_shape_[i], out_dtypes_[i], device);
+        outputs_[i] = g_output_guard_bytes == 0 ? empty_on(out_shape_[i], out_dtypes_[i], device)
+                                                : guarded_empty(out_shape_[i], out_dtypes_[i], device);
       } catch (const OutOfMemoryError& e) {
         rethrow_out_of_memory(op_, e);
       }
