@@ -27,14 +27,23 @@ Tensor host_bytes(std::vector<uint8_t>& bytes) {
 }
 }  // namespace
 
-Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device) {
+Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device, bool during_kernel) {
   const size_t guard = g_output_guard_bytes;
   if (device_entry(device).no_storage()) return empty_on(sizes, dtype, device);
   const int64_t numel = checked::check_shape("empty", sizes, dtype);
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
   Tensor buffer = empty_on({static_cast<int64_t>(nbytes + 2 * guard)}, kByte, device);
   std::vector<uint8_t> fill = pattern(nbytes + 2 * guard);
-  buffer.copy_(host_bytes(fill));
+  const Tensor host = host_bytes(fill);
+  if (during_kernel) {
+    // Only the guard regions: the kernel allocating a data-dependent output
+    // may already be writing the data (on a stream this copy is not ordered with).
+    const auto g = static_cast<int64_t>(guard), n = static_cast<int64_t>(nbytes);
+    buffer.narrow(0, 0, g).copy_(host.narrow(0, 0, g));
+    buffer.narrow(0, g + n, g).copy_(host.narrow(0, g + n, g));
+  } else {
+    buffer.copy_(host);  // the data too: a kernel that writes nothing leaves the pattern, not an old result
+  }
   std::vector<int64_t> strides(sizes.size());
   int64_t stride = 1;
   for (size_t d = sizes.size(); d-- > 0;) {

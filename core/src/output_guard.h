@@ -11,7 +11,9 @@ namespace tessera {
 extern size_t g_output_guard_bytes;
 
 /// An output of `sizes` inside a buffer with g_output_guard_bytes guard bytes
-/// before and after (filled with testing::guard_byte). Throws as empty_on.
-Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device);
+/// before and after, the whole buffer filled with testing::guard_byte — only
+/// the guard bytes when `during_kernel` (allocate_output: the kernel may be
+/// writing the data already). Throws as empty_on.
+Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device, bool during_kernel);
 
 }  // namespace tessera

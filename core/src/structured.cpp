@@ -115,7 +115,7 @@ TsrError* structured_allocate_output(TsrCallHandle handle, size_t index, TsrDTyp
       if (shape[d] < 0) return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": negative size in shape");
     const IntArrayRef sizes(shape, size_t(ndim));
     c->outputs_[index] = g_output_guard_bytes == 0 ? empty_on(sizes, c->out_dtypes_[index], c->device)
-                                                   : guarded_empty(sizes, c->out_dtypes_[index], c->device);
+                                                   : guarded_empty(sizes, c->out_dtypes_[index], c->device, true);
     make_dl_of_new(*c->outputs_[index].unsafeGetTensorImpl(), c->dl_device_, c->dl_outputs_[index]);
     *out = &c->dl_outputs_[index];
     return nullptr;
@@ -170,7 +170,7 @@ void StructuredCall::run() {
     if (out_kind_[i] == 0) {
       try {
         outputs_[i] = g_output_guard_bytes == 0 ? empty_on(out_shape_[i], out_dtypes_[i], device)
-                                                : guarded_empty(out_shape_[i], out_dtypes_[i], device);
+                                                : guarded_empty(out_shape_[i], out_dtypes_[i], device, false);
       } catch (const OutOfMemoryError& e) {
         rethrow_out_of_memory(op_, e);
       }

@@ -1,8 +1,179 @@
-// Samples of the nn family (docs/ops/nn.md).
+// Samples of the nn family (docs/ops/nn.md): softmax over each dim, layer_norm
+// with and without affine parameters, the losses with their reductions,
+// weights and ignored targets, conv2d and pooling with strides, padding,
+// dilation, groups and ceil_mode.
 #include "samples.h"
 
 namespace tessera::kit {
 
-void add_nn_samples() {}
+namespace {
+bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
+
+Sample make(std::string name, std::vector<SampleArg> args) {
+  Sample s;
+  s.name = std::move(name);
+  s.args = std::move(args);
+  return s;
+}
+SampleArg ints(std::vector<int64_t> v) { return SampleArg::int_list(std::move(v)); }
+}  // namespace
+
+void add_nn_samples() {
+  for (const char* op : {"softmax", "log_softmax"}) {
+    register_samples(op, [](const SampleContext& ctx) {
+      std::vector<Sample> out;
+      auto& rng = ctx.rng;
+      const ScalarType t = ctx.dtype;
+      for (int64_t dim : {0, 1, -1})
+        out.push_back(make("[4, 5, 6] dim " + std::to_string(dim),
+                           {SampleArg::tensor(contiguous(random_tensor(rng, {4, 5, 6}, t, Domain::Any))),
+                            SampleArg::integer(dim), SampleArg::none()}));
+      out.push_back(make("0-d", {SampleArg::tensor(contiguous(random_tensor(rng, {}, t))), SampleArg::integer(0),
+                                 SampleArg::none()}));
+      out.push_back(make("[3, 1100] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {3, 1100}, t, Domain::Finite))),
+                                             SampleArg::integer(1), SampleArg::none()}));
+      out.push_back(make("transposed [5, 6] dim 1", {SampleArg::tensor(transposed(rng, {5, 6}, t, Domain::Finite)),
+                                                     SampleArg::integer(1), SampleArg::none()}));
+      out.push_back(make("[0, 4] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {0, 4}, t))),
+                                          SampleArg::integer(1), SampleArg::none()}));
+      return out;
+    }, 4.0);
+  }
+  register_samples("layer_norm", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    for (int affine = 0; affine < 3; ++affine) {
+      for (int k = 1; k <= 2; ++k) {
+        std::vector<int64_t> ns = k == 1 ? std::vector<int64_t>{6} : std::vector<int64_t>{5, 6};
+        out.push_back(make("[4, 5, 6] over " + shape_text(ns) + (affine == 0 ? "" : affine == 1 ? ", weight" : ", weight and bias"),
+                           {SampleArg::tensor(contiguous(random_tensor(rng, {4, 5, 6}, t, Domain::Finite))), ints(ns),
+                            affine >= 1 ? SampleArg::tensor(contiguous(random_tensor(rng, ns, t, Domain::Finite))) : SampleArg::none(),
+                            affine == 2 ? SampleArg::tensor(contiguous(random_tensor(rng, ns, t, Domain::Finite))) : SampleArg::none(),
+                            SampleArg::real(1e-5)}));
+      }
+    }
+    out.push_back(make("[3, 1100] over [1100], eps 0.1",
+                       {SampleArg::tensor(contiguous(random_tensor(rng, {3, 1100}, t, Domain::Finite))), ints({1100}),
+                        SampleArg::none(), SampleArg::none(), SampleArg::real(0.1)}));
+    out.push_back(make("transposed [5, 6] over [5]", {SampleArg::tensor(transposed(rng, {6, 5}, t, Domain::Finite)),
+                                                      ints({5}), SampleArg::none(), SampleArg::none(), SampleArg::real(1e-5)}));
+    return out;
+  }, 20.0);
+  // nll_loss(self, target, weight, reduction, ignore_index) and the smoothed form (+ label_smoothing).
+  for (const char* op : {"nll_loss", "_nll_loss_smoothed"}) {
+    register_samples(op, [](const SampleContext& ctx) {
+      std::vector<Sample> out;
+      auto& rng = ctx.rng;
+      const ScalarType t = ctx.dtype;
+      const bool smoothed = ctx.op.name() == "_nll_loss_smoothed";
+      for (const char* reduction : {"none", "mean", "sum"}) {
+        for (int weighted = 0; weighted < 2; ++weighted) {
+          for (int64_t ignore : {-100, 2}) {
+            std::vector<SampleArg> args = {
+                SampleArg::tensor(contiguous(random_tensor(rng, {7, 5}, t, Domain::Finite))),
+                SampleArg::tensor(contiguous(random_index(rng, {7}, 0, 5))),
+                weighted ? SampleArg::tensor(contiguous(random_tensor(rng, {5}, t, Domain::Positive))) : SampleArg::none(),
+                SampleArg::string(reduction), SampleArg::integer(ignore)};
+            if (smoothed) args.push_back(SampleArg::real(0.1));
+            out.push_back(make(std::string("[7, 5], reduction ") + reduction + (weighted ? ", weight" : "") +
+                                   ", ignore_index " + std::to_string(ignore),
+                               std::move(args)));
+          }
+        }
+      }
+      std::vector<SampleArg> one = {SampleArg::tensor(contiguous(random_tensor(rng, {5}, t, Domain::Finite))),
+                                    SampleArg::tensor(contiguous(random_index(rng, {}, 0, 5))), SampleArg::none(),
+                                    SampleArg::string("mean"), SampleArg::integer(-100)};
+      if (smoothed) one.push_back(SampleArg::real(0.25));
+      out.push_back(make("[5] with a 0-d target", std::move(one)));
+      std::vector<SampleArg> tr = {SampleArg::tensor(transposed(rng, {6, 4}, t, Domain::Finite)),
+                                   SampleArg::tensor(contiguous(random_index(rng, {6}, 0, 4))), SampleArg::none(),
+                                   SampleArg::string("sum"), SampleArg::integer(-100)};
+      if (smoothed) tr.push_back(SampleArg::real(0.0));
+      out.push_back(make("transposed [6, 4]", std::move(tr)));
+      return out;
+    }, 8.0);
+  }
+  register_samples("conv2d", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    struct C {
+      std::vector<int64_t> in, w;
+      bool bias;
+      std::vector<int64_t> stride, pad, dil;
+      int64_t groups;
+    };
+    const std::vector<C> cs = {
+        {{2, 3, 7, 8}, {4, 3, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, 1},
+        {{1, 4, 9, 9}, {6, 2, 3, 2}, false, {2, 1}, {1, 2}, {1, 1}, 2},
+        {{2, 2, 10, 9}, {3, 2, 3, 3}, true, {1, 2}, {2, 0}, {2, 1}, 1},
+        {{3, 6, 6}, {2, 6, 1, 1}, true, {1, 1}, {0, 0}, {1, 1}, 1},  // unbatched, 1x1
+        {{1, 16, 12, 12}, {16, 1, 3, 3}, true, {1, 1}, {1, 1}, {1, 1}, 16},  // depthwise
+        {{0, 3, 5, 5}, {2, 3, 3, 3}, true, {1, 1}, {0, 0}, {1, 1}, 1},  // empty batch
+    };
+    for (const C& c : cs) {
+      const int64_t o = c.w[0];
+      out.push_back(make("input " + shape_text(c.in) + ", weight " + shape_text(c.w) + ", stride " +
+                             shape_text(c.stride) + ", padding " + shape_text(c.pad) + ", dilation " +
+                             shape_text(c.dil) + ", groups " + std::to_string(c.groups),
+                         {SampleArg::tensor(contiguous(random_tensor(rng, c.in, t, Domain::Finite))),
+                          SampleArg::tensor(contiguous(random_tensor(rng, c.w, t, Domain::Finite))),
+                          c.bias ? SampleArg::tensor(contiguous(random_tensor(rng, {o}, t, Domain::Finite))) : SampleArg::none(),
+                          ints(c.stride), ints(c.pad), ints(c.dil), SampleArg::integer(c.groups)}));
+    }
+    out.push_back(make("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, Domain::Finite)),
+                                            SampleArg::tensor(contiguous(random_tensor(rng, {3, 2, 2, 2}, t, Domain::Finite))),
+                                            SampleArg::none(), ints({1, 1}), ints({0, 0}), ints({1, 1}),
+                                            SampleArg::integer(1)}));
+    return out;
+  }, 30.0);
+  register_samples("max_pool2d", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    const Domain d = floating(t) ? Domain::Any : Domain::Any;
+    struct P {
+      std::vector<int64_t> in, k, stride, pad, dil;
+      bool ceil;
+    };
+    const std::vector<P> ps = {{{2, 3, 8, 9}, {2, 2}, {}, {0, 0}, {1, 1}, false},
+                               {{1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, true},
+                               {{2, 7, 8}, {3, 2}, {1, 2}, {1, 0}, {2, 1}, false},
+                               {{1, 1, 5, 5}, {5, 5}, {1, 1}, {2, 2}, {1, 1}, false}};
+    for (const P& p : ps)
+      out.push_back(make("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
+                             ", padding " + shape_text(p.pad) + ", dilation " + shape_text(p.dil) + (p.ceil ? ", ceil" : ""),
+                         {SampleArg::tensor(contiguous(random_tensor(rng, p.in, t, d))), ints(p.k), ints(p.stride),
+                          ints(p.pad), ints(p.dil), SampleArg::boolean(p.ceil)}));
+    out.push_back(make("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, d)), ints({2, 2}),
+                                            ints({}), ints({0, 0}), ints({1, 1}), SampleArg::boolean(false)}));
+    return out;
+  });
+  register_samples("avg_pool2d", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    struct P {
+      std::vector<int64_t> in, k, stride, pad;
+      bool ceil, include_pad;
+      int64_t divisor;  // 0: None
+    };
+    const std::vector<P> ps = {{{2, 3, 8, 9}, {2, 2}, {}, {0, 0}, false, true, 0},
+                               {{1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1}, true, true, 0},
+                               {{1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1}, true, false, 0},
+                               {{2, 7, 8}, {3, 2}, {1, 2}, {1, 0}, false, false, 5}};
+    for (const P& p : ps)
+      out.push_back(make("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
+                             ", padding " + shape_text(p.pad) + (p.ceil ? ", ceil" : "") +
+                             (p.include_pad ? "" : ", padding not counted") +
+                             (p.divisor ? ", divisor " + std::to_string(p.divisor) : ""),
+                         {SampleArg::tensor(contiguous(random_tensor(rng, p.in, t, Domain::Finite))), ints(p.k),
+                          ints(p.stride), ints(p.pad), SampleArg::boolean(p.ceil), SampleArg::boolean(p.include_pad),
+                          p.divisor ? SampleArg::integer(p.divisor) : SampleArg::none()}));
+    return out;
+  }, 4.0);
+}
 
 }  // namespace tessera::kit
