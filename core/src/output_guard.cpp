@@ -32,17 +32,21 @@ Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device, bool du
   if (device_entry(device).no_storage()) return empty_on(sizes, dtype, device);
   const int64_t numel = checked::check_shape("empty", sizes, dtype);
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
-  Tensor buffer = empty_on({static_cast<int64_t>(nbytes + 2 * guard)}, kByte, device);
+  // The buffer is made by a transfer of the pattern (the device's copy slot):
+  // no kernel of the device under test runs. Before a kernel, on an
+  // asynchronous device that offers pinned memory, the transfer is queued on
+  // the current stream like the call's own work, so that making the output
+  // does not wait for the device (which would hide a kernel that ignores its
+  // stream). During a kernel (a data-dependent output) it is synchronous: the
+  // kernel writes the data only after this returns.
   std::vector<uint8_t> fill = pattern(nbytes + 2 * guard);
-  const Tensor host = host_bytes(fill);
-  if (during_kernel) {
-    // Only the guard regions: the kernel allocating a data-dependent output
-    // may already be writing the data (on a stream this copy is not ordered with).
-    const auto g = static_cast<int64_t>(guard), n = static_cast<int64_t>(nbytes);
-    buffer.narrow(0, 0, g).copy_(host.narrow(0, 0, g));
-    buffer.narrow(0, g + n, g).copy_(host.narrow(0, g + n, g));
+  const DeviceTypeEntry& e = device_entry(device);
+  Tensor buffer;
+  if (!during_kernel && e.has(TSR_DEVICE_CAP_ASYNC) && e.desc.host_allocate != nullptr) {
+    buffer = host_bytes(fill).pin_memory(device.type_name()).to(device, /*non_blocking=*/true);
   } else {
-    buffer.copy_(host);  // the data too: a kernel that writes nothing leaves the pattern, not an old result
+    buffer = host_bytes(fill).to(device);
+    if (buffer.data_ptr() == fill.data()) buffer = buffer.clone();  // cpu: own the bytes
   }
   std::vector<int64_t> strides(sizes.size());
   int64_t stride = 1;

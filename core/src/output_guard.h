@@ -11,9 +11,10 @@ namespace tessera {
 extern size_t g_output_guard_bytes;
 
 /// An output of `sizes` inside a buffer with g_output_guard_bytes guard bytes
-/// before and after, the whole buffer filled with testing::guard_byte — only
-/// the guard bytes when `during_kernel` (allocate_output: the kernel may be
-/// writing the data already). Throws as empty_on.
+/// before and after, the whole buffer filled with testing::guard_byte by a
+/// transfer from the host (no kernel of the device runs): queued on the current
+/// stream where the device allows, synchronous when `during_kernel`
+/// (allocate_output). Throws as empty_on.
 Tensor guarded_empty(IntArrayRef sizes, ScalarType dtype, Device device, bool during_kernel);
 
 }  // namespace tessera

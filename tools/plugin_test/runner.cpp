@@ -59,6 +59,14 @@ Target load_target(const Options& o) {
   }
   if (!known) throw ValueError("tessera-plugin-test: no device type '" + t.device_type + "' is registered");
   t.device = Device(t.device_type + ":0");
+  if (t.async) {
+    try {
+      (void)zeros({1}).pin_memory(t.device_type);
+      t.pinned = true;
+    } catch (const ValueError&) {
+      t.pinned = false;  // uploads are then synchronous (the report says so)
+    }
+  }
   return t;
 }
 
@@ -135,7 +143,7 @@ Materialized materialize(const Sample& s, Device device, bool pinned_upload) {
       base = in.base.pin_memory(device.type_name()).to(device, /*non_blocking=*/true);
     } else {
       base = in.base.to(device);
-      if (base.data_ptr() == in.base.data_ptr()) base = in.base.clone();
+      if (base.device() == in.base.device()) base = in.base.clone();  // cpu: never the sample's own
     }
     m.bases.push_back(base);
     if (!in.view) {
@@ -265,7 +273,7 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
     std::optional<StreamGuard> guard_stream;
     if (target.async) guard_stream.emplace(side_stream(target, 0));
     try {
-      dev = materialize(s, target.device, target.async);
+      dev = materialize(s, target.device, target.pinned);
     } catch (const LayoutUnavailable& e) {
       ck.add("layout", Status::Skip, e.what());
       return;
@@ -338,7 +346,7 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
     // Determinism: a second run on fresh copies gives the same bits.
     if (ok && !s.values_unspecified) {
       try {
-        Materialized again = materialize(s, target.device, target.async);
+        Materialized again = materialize(s, target.device, target.pinned);
         std::vector<Tensor> second = call_op(op, again);
         for (size_t i = 0; i < got.size(); ++i) {
           if (!got[i].defined()) continue;
@@ -385,7 +393,7 @@ void check_threads(const Target& target, const OpCase& c, const std::vector<Samp
         try {
           std::optional<StreamGuard> g;
           if (target.async) g.emplace(side_stream(target, 1 + static_cast<size_t>(t)));
-          Materialized m = materialize(samples[i], target.device, target.async);
+          Materialized m = materialize(samples[i], target.device, target.pinned);
           std::vector<Tensor> got = call_op(*c.op, m);
           for (size_t o = 0; o < got.size(); ++o) {
             if (!got[o].defined() || samples[i].values_unspecified) continue;
@@ -411,6 +419,9 @@ void check_threads(const Target& target, const OpCase& c, const std::vector<Samp
 
 Report run_test_mode(const Target& target, const Options& options) {
   Report r;
+  if (target.async && !target.pinned)
+    r.notes.push_back("note: " + target.device_type + " is asynchronous but offers no pinned host memory, so the kit "
+                      "uploads inputs synchronously: a kernel that ignores its stream may go unseen");
   const std::vector<OpCase> cases = op_cases(target, options);
   std::vector<std::vector<CaseResult>> per(cases.size());
   // Every output the run makes has guard bytes (process-wide, set before any op runs).

@@ -22,6 +22,7 @@ struct Target {
   std::string device_type;
   Device device;
   bool async = false;
+  bool pinned = false;  // the device offers pinned host memory (non-blocking uploads)
 };
 Target load_target(const Options& options);
 

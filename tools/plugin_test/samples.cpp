@@ -140,12 +140,6 @@ std::string SampleArg::text() const {
   return "?";
 }
 
-Tensor TensorInput::on(Device d) const {
-  Tensor b = base.to(d).contiguous();
-  if (b.data_ptr() == base.data_ptr() && d == base.device()) b = base.clone();  // never the sample's own
-  return view ? view(b) : b;
-}
-
 // ---- values ------------------------------------------------------------------
 
 namespace {
@@ -208,8 +202,10 @@ Tensor random_tensor(std::mt19937_64& rng, std::vector<int64_t> shape, ScalarTyp
                          -std::numeric_limits<double>::infinity(), largest(dtype), -largest(dtype)})
           specials.push_back(v);
       }
+      // Shifted by a random 0..2 so that two inputs' specials rarely meet.
+      const int64_t shift = static_cast<int64_t>(rng() % 3);
       for (size_t k = 0; k < specials.size() && static_cast<int64_t>(2 * k + 1) < n; ++k)
-        p[(2 * k + 1) * n / (2 * static_cast<int64_t>(specials.size()) + 1)] = specials[k];
+        p[(2 * k + 1) * n / (2 * static_cast<int64_t>(specials.size()) + 1) + shift] = specials[k];
     }
     return t.to(dtype);
   }
@@ -235,8 +231,9 @@ Tensor random_tensor(std::mt19937_64& rng, std::vector<int64_t> shape, ScalarTyp
   }
   // Extremes, where any value is allowed: the wraparound cases.
   if (n >= 16 && domain == Domain::Any) {
-    p[n / 5] = hi;
-    p[3 * n / 5] = lo;
+    const int64_t shift = static_cast<int64_t>(rng() % 3);  // two inputs' extremes rarely meet
+    p[n / 5 + shift] = hi;
+    p[3 * n / 5 + shift] = lo;
   }
   return t.to(dtype);
 }

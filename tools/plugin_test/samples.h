@@ -25,7 +25,6 @@ struct TensorInput {
   Tensor base;                                 // cpu, contiguous
   std::function<Tensor(const Tensor&)> view;   // base -> argument; empty: the base itself
   std::string layout = "contiguous";           // for the case's name
-  Tensor on(Device d) const;                   // the argument on device d (a copy of base, viewed)
 };
 
 /// One argument, in schema order.

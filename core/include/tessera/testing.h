@@ -14,9 +14,9 @@ namespace tessera::testing {
 /// allocates with allocate_output) is a view into a buffer with `bytes` guard
 /// bytes before and after its data; the buffer holds guard_byte(i) (i = the
 /// byte's position in it) before the kernel runs, so a kernel that writes
-/// nothing leaves that pattern rather than an old result (a data-dependent
-/// output gets the pattern in its guard bytes only); the pointwise fast path
-/// is off. A kernel that
+/// nothing leaves that pattern rather than an old result. The buffer is
+/// made by a transfer from the host (the device's copy slot, no kernel). The
+/// pointwise fast path is off. A kernel that
 /// writes outside its output changes them, which check_output_guard reports.
 /// `bytes` must be a multiple of 64 (keeps every dtype's alignment) and at most
 /// 1 MiB: ValueError otherwise. Process-wide: applies to ops on every thread

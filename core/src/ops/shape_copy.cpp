@@ -47,11 +47,17 @@ bool transfer_into(std::string_view op, const Tensor& c, const Tensor& out, bool
   const DeviceTypeEntry* actor;
   Device side;                     // the device whose stream orders the copy
   const StorageImpl* host = nullptr;  // the host side's storage
+  // Memory of an asynchronous device is final only on its stream, also when
+  // the host can address it: such a device copies its own side.
+  const bool s_plain = s.host_accessible() && !s.has(TSR_DEVICE_CAP_ASYNC);
+  const bool d_plain = d.host_accessible() && !d.has(TSR_DEVICE_CAP_ASYNC);
   if (s.id == d.id) {
     req.kind = TSR_COPY_DEVICE_TO_DEVICE;
     actor = &d;
     side = to;
-  } else if (s.host_accessible()) {
+  } else if (s.host_accessible() && (s_plain || !d_plain)) {
+    // Host memory to the device; from an asynchronous device's memory once its stream is done with it.
+    if (!s_plain) current_stream(c.device()).synchronize();
     req.kind = TSR_COPY_HOST_TO_DEVICE;
     actor = &d;
     side = to;
