@@ -7,7 +7,7 @@
 #include "abi_bridge.h"
 #include "local_keys.h"
 #include "operator_slots.h"
-#include "output_guard.h"
+#include "testing_hooks.h"
 #include "plugin_kernels.h"
 #include "structured.h"
 #include "tensor_cache.h"
@@ -135,7 +135,8 @@ template <class Args>
   }
 
   const DeviceTypeEntry& dev = device_entry(device);
-  if (dev.no_storage() || g_dispatch_trace || g_output_guard_bytes != 0) [[unlikely]] return false;
+  if (dev.no_storage() || g_dispatch_trace || g_output_guard_bytes != 0 || g_kernel_recorder != nullptr) [[unlikely]]
+    return false;
   const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
   if (k == nullptr) [[unlikely]] return false;
 

@@ -12,7 +12,7 @@
 #include "abi_bridge.h"
 #include "checked_math.h"
 #include "operator_slots.h"
-#include "output_guard.h"
+#include "testing_hooks.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
@@ -191,6 +191,9 @@ void StructuredCall::run() {
       const PluginKernel* k = find_plugin_kernel(op_, device.type(), dispatch_dtype);
       if (k == nullptr) [[unlikely]] fail_no_kernel(dev);
       if (Dispatcher::trace_enabled()) [[unlikely]] trace_kernel(dev, *k);
+      if (g_kernel_recorder != nullptr) [[unlikely]]
+        g_kernel_recorder(g_kernel_recorder_context, op_.kernel_source().name().c_str(), dev.name.c_str(),
+                          dispatch_dtype);
       dl_device_ = dl_device_of(dev, device.index());
       DLTensor dl_args[kMaxKernelArgs];
       DLTensor dl_outs[kMaxKernelOutputs];

@@ -201,6 +201,43 @@ void parallel_for(size_t n, int jobs, const std::function<void(size_t)>& fn) {
   for (std::thread& th : pool) th.join();
 }
 
+namespace {
+bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
+}  // namespace
+
+GradArgs grad_args(const OpCase& c, const Sample& s, Device device) {
+  GradArgs g;
+  Materialized& m = g.m;
+  m = materialize(s, device);
+  // Rebuild the views over leaves: the bases become leaves.
+  size_t next = 0;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    for (const TensorInput& in : s.args[i].tensors) {
+      Tensor& base = m.bases[next];
+      Tensor leaf;
+      if (floating(base.scalar_type())) {
+        leaf = base.detach().requires_grad_(true);
+        Tensor used = is_mutable(*c.op, i) ? leaf.clone() : leaf;
+        m.views[next] = in.view ? in.view(used) : used;
+      }
+      g.leaves.push_back(leaf);
+      ++next;
+    }
+  }
+  // The IValues point at m.views: rebuild them.
+  next = 0;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (s.args[i].kind == SampleArg::Kind::Tensor) m.args[i] = IValue::of(m.views[next]);
+    if (s.args[i].kind == SampleArg::Kind::TensorList) {
+      m.lists[i].assign(m.views.begin() + static_cast<long>(next),
+                        m.views.begin() + static_cast<long>(next + s.args[i].tensors.size()));
+      m.args[i] = IValue::of(ArrayRef<Tensor>(m.lists[i]));
+    }
+    next += s.args[i].tensors.size();
+  }
+  return g;
+}
+
 Stream side_stream(const Target& target, size_t slot) {
   static std::mutex mu;
   static std::map<std::pair<std::string, size_t>, Stream> streams;

@@ -62,6 +62,15 @@ Materialized materialize(const Sample& s, Device device, bool pinned_upload = fa
 /// cost a device its stream creation each time).
 Stream side_stream(const Target& target, size_t slot);
 
+/// A sample's arguments on `device` with every floating tensor input a leaf
+/// that requires grad (its base: views keep the layout); a written argument is
+/// a clone of its leaf, since a leaf that requires grad cannot be written.
+struct GradArgs {
+  Materialized m;
+  std::vector<Tensor> leaves;  // per tensor input; undefined for non-floating ones
+};
+GradArgs grad_args(const OpCase& c, const Sample& s, Device device);
+
 /// Runs op on the arguments; returns its outputs.
 std::vector<Tensor> call_op(const Operator& op, Materialized& m);
 

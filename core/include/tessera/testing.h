@@ -43,4 +43,13 @@ struct GuardCheck {
 /// throws.
 GuardCheck check_output_guard(const Tensor& t);
 
+/// Called with every plugin kernel a structured op runs (the op whose kernel
+/// it is, e.g. "add" for add_; the device type; the dispatch dtype), on the
+/// thread that runs it; also for kernels the core runs for its own needs
+/// (copies, fills). While set, the pointwise fast path is off. Null: off (the
+/// default). Process-wide; set while no op runs. For tools that ask which
+/// kernels a computation needs (tessera-plugin-test --mode coverage).
+using KernelRecorder = void (*)(void* context, const char* op, const char* device_type, ScalarType dtype);
+void set_kernel_recorder(KernelRecorder recorder, void* context);
+
 }  // namespace tessera::testing

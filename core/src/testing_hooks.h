@@ -1,7 +1,8 @@
-// Internal: outputs with guard bytes (tessera/testing.h's set_output_guard).
+// Internal: the testing hooks (tessera/testing.h): guard bytes around outputs, the kernel recorder.
 #pragma once
 
 #include <tessera/tensor.h>
+#include <tessera/testing.h>
 
 #include <cstddef>
 
@@ -9,6 +10,9 @@ namespace tessera {
 
 /// testing::output_guard(); read inline where outputs are allocated.
 extern size_t g_output_guard_bytes;
+/// testing::set_kernel_recorder's; null when off.
+extern testing::KernelRecorder g_kernel_recorder;
+extern void* g_kernel_recorder_context;
 
 /// An output of `sizes` inside a buffer with g_output_guard_bytes guard bytes
 /// before and after, the whole buffer filled with testing::guard_byte by a

@@ -1,4 +1,4 @@
-// Guard bytes around op outputs (tessera/testing.h).
+// The testing hooks (tessera/testing.h): guard bytes around op outputs, the kernel recorder.
 #include <tessera/testing.h>
 
 #include <tessera/error.h>
@@ -9,11 +9,13 @@
 #include "checked_math.h"
 #include "device_registry.h"
 #include "dispatch_trace.h"
-#include "output_guard.h"
+#include "testing_hooks.h"
 
 namespace tessera {
 
 size_t g_output_guard_bytes = 0;
+testing::KernelRecorder g_kernel_recorder = nullptr;
+void* g_kernel_recorder_context = nullptr;
 
 namespace {
 std::vector<uint8_t> pattern(size_t n) {
@@ -68,6 +70,11 @@ void set_output_guard(size_t bytes) {
 }
 
 size_t output_guard() { return g_output_guard_bytes; }
+
+void set_kernel_recorder(KernelRecorder recorder, void* context) {
+  g_kernel_recorder_context = context;
+  g_kernel_recorder = recorder;
+}
 
 GuardCheck check_output_guard(const Tensor& t) {
   GuardCheck r;
