@@ -5,6 +5,8 @@
 
 #include <tessera/tessera.h>
 
+#include <cstddef>
+#include <map>
 #include <string>
 
 #include "kit.h"
@@ -131,6 +133,38 @@ TEST(DeferredDevice, CopiesOutOfAnAsynchronousHostAccessibleDeviceWaitForItsStre
   EXPECT_TRUE(queued.to(Device("cpu")).eq(x).all().item<bool>());
   const Tensor on_sim = x.pin_memory("deferred").to(Device("deferred"), true).to(Device("sim"));
   EXPECT_TRUE(on_sim.to(Device("cpu")).eq(x).all().item<bool>());
+}
+
+TEST(KitAbi, AWellBuiltPluginPassesEveryAbiCheck) {
+  const Report r = run("buggy", "neg", "float32");
+  size_t abi = 0;
+  for (const CaseResult& c : r.results) {
+    if (c.op != "ABI") continue;
+    ++abi;
+    EXPECT_EQ(c.status, CaseResult::Status::Pass) << c.check << ": " << c.message;
+  }
+  EXPECT_EQ(abi, 6u) << "exports, no-core, version, struct_size, loads, shutdown";
+}
+
+TEST(KitAbi, ExtraExportsALinkToTheCoreAndAWrongStructSizeAreReported) {
+  Options o;
+  o.plugin = SLOPPY_ABI_PLUGIN;
+  const Report r = tessera::kit::run(o);
+  std::map<std::string, CaseResult> abi;
+  for (const CaseResult& c : r.results)
+    if (c.op == "ABI") abi[c.check] = c;
+  EXPECT_EQ(abi["exports"].status, CaseResult::Status::Fail);
+  EXPECT_TRUE(contains(abi["exports"].message, "sloppy_abi_helper")) << abi["exports"].message;
+  EXPECT_EQ(abi["no-core"].status, CaseResult::Status::Fail);
+  EXPECT_TRUE(contains(abi["no-core"].message, "libtessera.so")) << abi["no-core"].message;
+  EXPECT_EQ(abi["struct_size"].status, CaseResult::Status::Fail);
+  EXPECT_TRUE(contains(abi["struct_size"].message, "TsrDeviceTypeDesc.struct_size " +
+                                                       std::to_string(offsetof(TsrDeviceTypeDesc, memory_info))))
+      << abi["struct_size"].message;
+  EXPECT_EQ(abi["version"].status, CaseResult::Status::Pass);
+  // Its kernel is right: every neg check passes.
+  for (const CaseResult& c : r.results)
+    if (c.op == "neg") EXPECT_NE(c.status, CaseResult::Status::Fail) << c.sample << ": " << c.message;
 }
 
 TEST(Kit, JsonAndJunitReportsCarryTheFailures) {

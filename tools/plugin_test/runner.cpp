@@ -238,9 +238,19 @@ GradArgs grad_args(const OpCase& c, const Sample& s, Device device) {
   return g;
 }
 
+namespace {
+std::mutex g_streams_mu;
+std::map<std::pair<std::string, size_t>, Stream> g_streams;
+}  // namespace
+
+void release_side_streams() {
+  std::lock_guard lock(g_streams_mu);
+  g_streams.clear();
+}
+
 Stream side_stream(const Target& target, size_t slot) {
-  static std::mutex mu;
-  static std::map<std::pair<std::string, size_t>, Stream> streams;
+  auto& mu = g_streams_mu;
+  auto& streams = g_streams;
   std::lock_guard lock(mu);
   const auto key = std::make_pair(target.device.str(), slot);
   auto it = streams.find(key);
@@ -459,6 +469,7 @@ Report run_test_mode(const Target& target, const Options& options) {
   if (target.async && !target.pinned)
     r.notes.push_back("note: " + target.device_type + " is asynchronous but offers no pinned host memory, so the kit "
                       "uploads inputs synchronously: a kernel that ignores its stream may go unseen");
+  run_abi_checks(target, r);
   const std::vector<OpCase> cases = op_cases(target, options);
   std::vector<std::vector<CaseResult>> per(cases.size());
   // Every output the run makes has guard bytes (process-wide, set before any op runs).
@@ -495,6 +506,7 @@ Report run_test_mode(const Target& target, const Options& options) {
   });
   for (auto& v : per)
     for (CaseResult& cr : v) r.results.push_back(std::move(cr));
+  run_unload_check(target, r);  // last: the plugin is gone afterwards
   return r;
 }
 

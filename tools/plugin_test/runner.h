@@ -61,6 +61,8 @@ Materialized materialize(const Sample& s, Device device, bool pinned_upload = fa
 /// for the threads of the concurrency check (a new stream per case would
 /// cost a device its stream creation each time).
 Stream side_stream(const Target& target, size_t slot);
+/// Drops the side streams (they hold their plugin loaded).
+void release_side_streams();
 
 /// A sample's arguments on `device` with every floating tensor input a leaf
 /// that requires grad (its base: views keep the layout); a written argument is
@@ -79,6 +81,10 @@ bool is_mutable(const Operator& op, size_t i);
 
 /// The indices into Materialized::bases of the tensor arguments, per schema argument (-1 for others).
 std::vector<int> base_index(const Sample& s);
+
+/// The ABI checks (abi_checks.cpp): before the cases, and the unload check after them.
+void run_abi_checks(const Target& target, Report& r);
+void run_unload_check(const Target& target, Report& r);
 
 Report run_test_mode(const Target& target, const Options& options);
 Report run_grad_mode(const Target& target, const Options& options);
