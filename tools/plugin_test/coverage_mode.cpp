@@ -122,7 +122,7 @@ Report run_coverage_mode(const Target& target, const Options& options) {
     auto it = have.find(op);
     return it != have.end() && it->second.count(t) != 0;
   };
-  const std::regex filter(options.op_regex.empty() ? std::string(".*") : options.op_regex);
+  const std::regex filter = op_filter(options);
 
   // 1. Implemented and lacking, against cpu.
   std::ostringstream table;

@@ -34,7 +34,7 @@ Target load_target(const Options& o) {
     if (!found) {
       std::string names;
       for (const PluginInfo& p : plugins()) names += (names.empty() ? "" : ", ") + p.name;
-      throw ValueError("tessera-plugin-test: no plugin named '" + o.plugin + "' is loaded (loaded: " + names +
+      throw ValueError("no plugin named '" + o.plugin + "' is loaded (loaded: " + names +
                        "); give the path of its .so instead");
     }
   }
@@ -45,7 +45,7 @@ Target load_target(const Options& o) {
     } else if (!t.plugin.kernels.empty()) {
       t.device_type = t.plugin.kernels.front().device_type;  // a kernel-only plugin: its kernels' device
     } else {
-      throw ValueError("tessera-plugin-test: plugin '" + t.plugin.name + "' has no device type and no kernels");
+      throw ValueError("plugin '" + t.plugin.name + "' has no device type and no kernels");
     }
   }
   bool known = false;
@@ -53,11 +53,11 @@ Target load_target(const Options& o) {
     if (d.name != t.device_type) continue;
     known = true;
     if (d.device_count == 0)
-      throw ValueError("tessera-plugin-test: device type '" + t.device_type + "' has no device" +
+      throw ValueError("device type '" + t.device_type + "' has no device" +
                        (d.unavailable_reason.empty() ? std::string() : " (" + d.unavailable_reason + ")"));
     t.async = (d.capabilities & TSR_DEVICE_CAP_ASYNC) != 0;
   }
-  if (!known) throw ValueError("tessera-plugin-test: no device type '" + t.device_type + "' is registered");
+  if (!known) throw ValueError("no device type '" + t.device_type + "' is registered");
   t.device = Device(t.device_type + ":0");
   if (t.async) {
     try {
@@ -70,11 +70,27 @@ Target load_target(const Options& o) {
   return t;
 }
 
+std::regex op_filter(const Options& o) {
+  try {
+    return std::regex(o.op_regex.empty() ? std::string(".*") : o.op_regex);
+  } catch (const std::regex_error& e) {
+    throw ValueError("--op '" + o.op_regex + "' is not a regular expression: " + e.what());
+  }
+}
+
 std::vector<OpCase> op_cases(const Target& t, const Options& o) {
   std::map<std::string, std::vector<std::string>> registered;  // op -> dtypes, for the device type
   for (const KernelInfo& k : t.plugin.kernels)
     if (k.device_type == t.device_type) registered[k.op] = k.dtypes;
-  const std::regex filter(o.op_regex.empty() ? std::string(".*") : o.op_regex);
+  const std::regex filter = op_filter(o);
+  for (const std::string& d : o.dtypes) {
+    try {
+      (void)parse_dtype(d);
+    } catch (const std::exception&) {
+      throw ValueError("--dtype: unknown dtype '" + d + "' (bool, uint8, int8, int16, int32, int64, float16, "
+                       "bfloat16, float32, float64)");
+    }
+  }
   std::vector<OpCase> out;
   const Dispatcher& disp = Dispatcher::instance();
   for (const Operator* op : disp.operators()) {
@@ -471,6 +487,13 @@ Report run_test_mode(const Target& target, const Options& options) {
                       "uploads inputs synchronously: a kernel that ignores its stream may go unseen");
   run_abi_checks(target, r);
   const std::vector<OpCase> cases = op_cases(target, options);
+  if (cases.empty())
+    r.results.push_back({"(none)", "-", "", "kernels", Status::Fail,
+                         "nothing to test: plugin '" + target.plugin.name + "' registers no kernel for device type '" +
+                             target.device_type + "'" + (options.op_regex.empty() && options.dtypes.empty()
+                                                             ? std::string()
+                                                             : " that --op/--dtype select"),
+                         0});
   std::vector<std::vector<CaseResult>> per(cases.size());
   // Every output the run makes has guard bytes (process-wide, set before any op runs).
   struct GuardOn {

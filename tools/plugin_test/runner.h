@@ -7,6 +7,7 @@
 #include <tessera/stream.h>
 
 #include <functional>
+#include <regex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,9 @@ struct OpCase {
   const Operator* sample_op;
   ScalarType dtype;
 };
+/// The --op filter (everything when empty); ValueError naming a malformed one.
+std::regex op_filter(const Options& options);
+
 /// Every (op, dtype) the plugin registers for the device type, and the
 /// in-place variants of those ops, filtered by the options (sorted by name).
 std::vector<OpCase> op_cases(const Target& target, const Options& options);
