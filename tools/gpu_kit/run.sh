@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Builds and checks Tessera on a GPU machine from this checkout and the folder
+# tools/gpu_kit/gather.sh made (docs/cuda.md), and writes one report:
+#
+#   tools/gpu_kit/run.sh [KIT] [REPORT_DIR]     (defaults: .gpukit, $OUT or ./gpu-report)
+#
+# Settings (environment): TESSERA_GPU_WORK (scratch folder, /tmp/tessera-gpu),
+# TESSERA_GPU_JOBS (build and test jobs, all cores), TESSERA_GPU_PYTHON (the
+# interpreter whose packages the tests use, python3), TESSERA_GPU_CUDA (ON).
+#
+# Steps, each timed and logged, none stopping the others:
+#   deps     unpack the kit; build GoogleTest from its sources
+#   python   the test runner's wheels (pytest, hypothesis) for the machine's python3
+#   build    configure (every dependency from the kit) and build, CUDA plugin on
+#   isolation  no header or library of those came from elsewhere
+#   suite    the whole test suite (ctest)
+#   cuda     the CUDA tests alone (names with Cuda or cuda)
+#   kit      tessera-plugin-test on the CUDA plugin, test and grad modes
+#   interop  the Python interop tests (tests/python) with PyTorch, CuPy and JAX
+#   bench    the CUDA benchmarks, when built
+# The report folder gets at most 8 files: report.md and the logs of the steps
+# that produce results. Exit status: 0 when every step passed.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+kit="${1:-$root/.gpukit}"
+report="${2:-${OUT:-$root/gpu-report}}"
+case "$kit" in /*) ;; *) kit="$PWD/$kit" ;; esac
+work="${TESSERA_GPU_WORK:-/tmp/tessera-gpu}"
+jobs="${TESSERA_GPU_JOBS:-$(nproc)}"
+mkdir -p "$report" "$work"
+summary="$report/report.md"
+{
+  echo "# Tessera on $(hostname): $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo
+  echo '```'
+  (nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 || echo "no nvidia-smi") | head -4
+  (nvcc --version 2>&1 | tail -2) || echo "no nvcc"
+  echo "cmake $(cmake --version | head -1 | cut -d' ' -f3), ninja $(ninja --version 2>/dev/null), $(c++ --version | head -1)"
+  echo "python $(python3 --version 2>&1 | cut -d' ' -f2), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')"
+  [ -f "$kit/MANIFEST" ] && cat "$kit/MANIFEST" | head -6
+  echo '```'
+  echo
+  echo "| step | result | seconds |"
+  echo "|---|---|---|"
+} >"$summary"
+
+failed=0
+# step NAME LOG COMMAND...: runs the command with output in LOG, records the result.
+step() {
+  local name="$1" log="$2"
+  shift 2
+  local t0=$SECONDS
+  echo "== $name: $*" | tee -a "$log"
+  if "$@" >>"$log" 2>&1; then
+    echo "| $name | ok | $((SECONDS - t0)) |" >>"$summary"
+  else
+    echo "| $name | FAILED (exit $?; see $(basename "$log")) | $((SECONDS - t0)) |" >>"$summary"
+    failed=1
+  fi
+}
+
+deps="$work/deps"
+unpack() {
+  # Once per kit: a second run (same lease) keeps the unpacked tree and its timestamps.
+  if [ -f "$deps/.unpacked" ] && cmp -s "$deps/.unpacked" "$kit/MANIFEST"; then
+    echo "kit already unpacked in $deps"
+    return 0
+  fi
+  rm -rf "$deps" && mkdir -p "$deps" && cp -r "$kit"/. "$deps"/ &&
+    gunzip -f "$deps/openblas/lib/libopenblas.so.0.gz" &&
+    ln -sf libopenblas.so.0 "$deps/openblas/lib/libopenblas.so" &&
+    ln -sf libzip.so.4 "$deps/libzip/lib/libzip.so" &&
+    sed -i "s|@PREFIX@|$deps/libzip|" "$deps/libzip/lib/pkgconfig/libzip.pc" &&
+    cmake -S "$deps/googletest" -B "$work/gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_INSTALL_PREFIX="$deps/gtest" -DCMAKE_POSITION_INDEPENDENT_CODE=ON &&
+    cmake --build "$work/gtest-build" -j "$jobs" && cmake --install "$work/gtest-build" &&
+    cp "$kit/MANIFEST" "$deps/.unpacked"
+}
+step deps "$report/build.log" unpack
+
+# pytest and hypothesis for the machine's python3, in a venv that sees its packages (torch, cupy, jax).
+base_py="$(command -v "${TESSERA_GPU_PYTHON:-python3}")"
+py="$work/venv/bin/python3"
+python_env() {
+  if "$base_py" -c "import pytest, hypothesis" 2>/dev/null; then
+    py="$base_py"  # it has the runner already (a development machine's .venv)
+  else
+    rm -rf "$work/venv" && "$base_py" -m venv --system-site-packages "$work/venv" &&
+      "$py" -m pip install -q --no-index --no-deps "$deps"/wheels/*.whl
+  fi &&
+    "$py" -c "import pytest, hypothesis, numpy; print('pytest', pytest.__version__, 'numpy', numpy.__version__)" &&
+    "$py" -m nanobind --cmake_dir
+}
+step python "$report/build.log" python_env
+
+export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# Only the kit's pkg-config files: nothing of the machine's own is picked up by accident.
+export PKG_CONFIG_LIBDIR="$deps/libzip/lib/pkgconfig"
+build="$work/build"
+configure_and_build() {
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_PREFIX_PATH="$deps/boost;$deps/gtest" -DBoost_DIR="$deps/boost/lib/cmake/Boost" \
+    -DCMAKE_POLICY_DEFAULT_CMP0167=NEW -DBoost_NO_SYSTEM_PATHS=ON \
+    -DTESSERA_OPENBLAS_LIBRARY="$deps/openblas/lib/libopenblas.so" \
+    -DTESSERA_CBLAS_INCLUDE_DIR="$deps/openblas/include" \
+    -DTESSERA_DLPACK_INCLUDE_DIR="$deps/dlpack/include" -DTESSERA_PYTHON="$py" \
+    -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_CUDA="${TESSERA_GPU_CUDA:-ON}" &&
+    grep -E '^(Boost_DIR|GTest_DIR|TESSERA_OPENBLAS_LIBRARY|TESSERA_DLPACK_INCLUDE_DIR|TSR_LIBZIP_LIBDIR)' \
+      "$build/CMakeCache.txt" &&
+    cmake --build "$build" -j "$jobs"
+}
+step build "$report/build.log" configure_and_build
+
+# Nothing of the machine's own Boost, GoogleTest, OpenBLAS or libzip was used
+# (on a development machine that has them: proof the kit is complete).
+isolation() {
+  local outside
+  outside=$(ninja -C "$build" -t deps | grep -E '^ +/usr/(local/)?include/(boost/|gtest/|gmock/|zip\.h|zipconf\.h|cblas\.h|x86_64-linux-gnu/openblas)' | sort -u)
+  [ -z "$outside" ] || { echo "headers from outside the kit:"; echo "$outside" | head; return 1; }
+  for lib in "$build"/lib/tessera/plugins/libtessera-cpu.so "$build"/lib/libtessera.so; do
+    ldd "$lib" | grep -E 'libopenblas|libzip|libgfortran' | grep -v "$deps" && { echo "$lib resolves outside the kit"; return 1; }
+  done
+  echo "every Boost, GoogleTest, OpenBLAS and libzip file came from $deps"
+}
+step isolation "$report/build.log" isolation
+
+export TESSERA_PLUGIN_PATH="$build/lib/tessera/plugins"
+step suite "$report/suite.log" ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 900
+step cuda "$report/cuda.log" ctest --test-dir "$build" -R '[Cc]uda' --no-tests=error --output-on-failure --timeout 900
+cuda_plugin="$TESSERA_PLUGIN_PATH/libtessera-cuda.so"
+step kit "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin"
+step kit-grad "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode grad
+step kit-coverage "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode coverage
+step interop "$report/interop.log" env PYTHONPATH="$build/python" "$py" -m pytest -q "$root/tests/python" -x -q
+if [ -x "$build/bin/tessera_bench_cuda" ]; then
+  step bench "$report/bench.log" "$build/bin/tessera_bench_cuda"
+else
+  echo "| bench | not built (no tessera_bench_cuda) | 0 |" >>"$summary"
+fi
+
+{
+  echo
+  echo "Logs: $(cd "$report" && ls | grep -v report.md | tr '\n' ' ')"
+  echo
+  echo "## Test suite (tail)"
+  echo '```'
+  tail -15 "$report/suite.log" 2>/dev/null
+  echo '```'
+  echo "## Conformance kit on the CUDA plugin (tail)"
+  echo '```'
+  grep -E '^[0-9]+ checks|^FAIL [a-z_.]+\(' "$report/kit.log" 2>/dev/null | head -40
+  echo '```'
+} >>"$summary"
+echo "run: report in $summary"
+exit "$failed"
