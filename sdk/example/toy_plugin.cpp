@@ -4,6 +4,7 @@
 // walks through it.
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/iterate.hpp>
+#include <tessera/sdk/kernel_args.hpp>
 #include <tessera/sdk/plugin.hpp>
 
 #include <cstdio>
@@ -41,24 +42,27 @@ TsrError* toy_copy(void*, const TsrCopyRequest* r) {
 
 // ---- the kernel: add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor ----
 // docs/ops.md: self, other and out have one shape and dtype (broadcast inputs
-// have stride 0); out = self + alpha * other; out may be self (add_).
-TsrError* toy_add(const TsrKernelCall* call) {
-  return sdk::guard([&] {
-    const DLTensor& out = call->outputs[0];
-    const DLTensor& self = *call->args[0].as.tensor;
-    const DLTensor& other = *call->args[1].as.tensor;
-    sdk::dispatch_dtype(call->dtype, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-        const T alpha = sdk::scalar_as<T>(call->args[2]);
-        const sdk::StridedIter<3> iter(out.ndim, out.shape,
-                                       {sdk::IterOperand::of(out), sdk::IterOperand::of(self),
-                                        sdk::IterOperand::of(other)});
-        iter.for_each(sdk::basic_loop<T, T, T>([alpha](T a, T b) { return a + alpha * b; }));
-      } else {
-        throw sdk::Error(TSR_ERROR_UNIMPLEMENTED, "toy add: float32 and float64 only");
-      }
-    });
+// have stride 0); out = self + alpha * other; out may be self (add_). The
+// SDK's accessors check every argument (a wrong or missing one is an error
+// naming it), and kernel_entry names the op and dtype in every error.
+inline constexpr char kToy[] = "toy";
+
+void toy_add(const TsrKernelCall& call) {
+  const DLTensor& self = sdk::tensor_arg(call, 0, "self", call.dtype);
+  const DLTensor& other = sdk::tensor_arg(call, 1, "other", call.dtype);
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  sdk::check_binary_shapes(self, other, out);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+      const T alpha = sdk::scalar_arg<T>(call, 2, "alpha");
+      const sdk::StridedIter<3> iter(out.ndim, out.shape,
+                                     {sdk::IterOperand::of(out), sdk::IterOperand::of(self),
+                                      sdk::IterOperand::of(other)});
+      iter.for_each(sdk::basic_loop<T, T, T>([alpha](T a, T b) { return a + alpha * b; }));
+    } else {
+      throw sdk::Error(TSR_ERROR_UNIMPLEMENTED, "float32 and float64 only");
+    }
   });
 }
 
@@ -76,7 +80,8 @@ void init(const sdk::Host& host, void** /*state*/) {
   d.copy = &toy_copy;
   host.register_device_type(d);
 
-  host.register_kernel("add", "toy", TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64), &toy_add);
+  host.register_kernel("add", "toy", TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64),
+                       &sdk::kernel_entry<kToy, toy_add>);
 }
 
 }  // namespace

@@ -33,10 +33,10 @@ TSR_CPU_COLD Binary checked_binary_operands(const TsrKernelCall& call, TsrDType 
 [[gnu::always_inline]] inline Binary binary_operands(const TsrKernelCall& call, TsrDType out_dtype = -1) {
   // The usual call, checked at once; anything else gets the detailed checks.
   if (call.args != nullptr && call.num_args >= 2 && call.outputs != nullptr && call.num_outputs >= 1 &&
-      call.args[0].tag == TSR_VALUE_TENSOR && call.args[1].tag == TSR_VALUE_TENSOR) [[likely]] {
+      call.args[0].tag == TSR_VALUE_TENSOR && call.args[1].tag == TSR_VALUE_TENSOR) [[likely]] {  // checked: above
     const DLDataType want = dlpack_dtype(call.dtype);
-    const DLTensor* self = call.args[0].as.tensor;
-    const DLTensor* other = call.args[1].as.tensor;
+    const DLTensor* self = call.args[0].as.tensor;   // checked: num_args >= 2 above
+    const DLTensor* other = call.args[1].as.tensor;  // checked: num_args >= 2 above
     DLTensor* out = call.outputs;
     if (plain_operand(self, want) & plain_operand(other, want) &
         plain_operand(out, out_dtype >= 0 ? dlpack_dtype(out_dtype) : want)) [[likely]] {
@@ -196,14 +196,11 @@ void map_compute(const Binary& ops, int64_t grain, F f) {
 enum class Rounding { kNone, kTrunc, kFloor };
 
 Rounding rounding_mode(const TsrKernelCall& call) {
-  if (call.num_args <= 2) return Rounding::kNone;  // optional, omitted at the end
-  const TsrValue& v = call.args[2];
-  if (v.tag == TSR_VALUE_NONE) return Rounding::kNone;
-  if (v.tag != TSR_VALUE_STRING) invalid("rounding_mode must be a string or none, got " + tag_text(v.tag));
-  if (v.as.string == nullptr) invalid("rounding_mode is a NULL string");
-  if (std::strcmp(v.as.string, "trunc") == 0) return Rounding::kTrunc;
-  if (std::strcmp(v.as.string, "floor") == 0) return Rounding::kFloor;
-  invalid(std::string("rounding_mode must be 'trunc', 'floor' or none, got '") + v.as.string + "'");
+  if (call.num_args <= 2 || sdk::is_none(call, 2, "rounding_mode")) return Rounding::kNone;  // optional
+  const std::string_view mode = sdk::string_arg(call, 2, "rounding_mode");
+  if (mode == "trunc") return Rounding::kTrunc;
+  if (mode == "floor") return Rounding::kFloor;
+  invalid("rounding_mode must be 'trunc', 'floor' or none, got '" + std::string(mode) + "'");
 }
 
 // The general path of mul (see add_or_sub).

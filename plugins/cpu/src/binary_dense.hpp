@@ -52,9 +52,10 @@ template <bool kOneDim>
       call.num_outputs < 1)
     return false;
   const TsrValue* args = call.args;
-  if ((args[0].tag != TSR_VALUE_TENSOR) | (args[1].tag != TSR_VALUE_TENSOR)) return false;
-  const DLTensor* s = args[0].as.tensor;
-  const DLTensor* t = args[1].as.tensor;
+  // checked: num_args >= 2 above (the fast path reads args directly; sdk::tensor_arg says what is wrong otherwise)
+  if ((args[0].tag != TSR_VALUE_TENSOR) | (args[1].tag != TSR_VALUE_TENSOR)) return false;  // checked: above
+  const DLTensor* s = args[0].as.tensor;  // checked: above
+  const DLTensor* t = args[1].as.tensor;  // checked: above
   const DLTensor* o = call.outputs;
   if (s == nullptr || t == nullptr) return false;
   constexpr DLDataType kF32{kDLFloat, 32, 1};
@@ -95,7 +96,7 @@ template <bool kOneDim>
 /// takes the general path.
 [[gnu::always_inline]] inline bool unit_alpha(const TsrKernelCall& call) {
   if (call.num_args < 3) return false;
-  const TsrValue& v = call.args[2];
+  const TsrValue& v = call.args[2];  // checked: num_args >= 3 above
   return v.tag == TSR_VALUE_NONE || (v.tag == TSR_VALUE_FLOAT && v.as.f == 1.0) ||
          (v.tag == TSR_VALUE_INT && v.as.i == 1);
 }

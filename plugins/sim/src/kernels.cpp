@@ -88,9 +88,10 @@ class CallCopy {
     call_.dtype = call.dtype;
     call_.stream = call.stream;
     args_.reserve(call.num_args);
-    for (size_t i = 0; i < call.num_args; ++i) args_.push_back(copy_value(call.args[i]));
+    for (size_t i = 0; i < call.num_args; ++i) args_.push_back(copy_value(call.args[i]));  // checked: i < num_args
     outputs_.reserve(call.num_outputs);
-    for (size_t i = 0; i < call.num_outputs; ++i) outputs_.push_back(*copy_tensor(&call.outputs[i]));
+    for (size_t i = 0; i < call.num_outputs; ++i)
+      outputs_.push_back(*copy_tensor(&call.outputs[i]));  // checked: i < num_outputs
     call_.args = args_.empty() ? nullptr : args_.data();
     call_.num_args = args_.size();
     call_.outputs = outputs_.empty() ? nullptr : outputs_.data();
@@ -216,9 +217,10 @@ void add_range(const DLTensor* t, int32_t device, bool write, std::vector<Memory
 /// first, so that a conflict is reported as the write it usually is.
 std::vector<MemoryRange> accesses(const TsrKernelCall& call) {
   std::vector<MemoryRange> ranges;
-  for (size_t i = 0; i < call.num_outputs; ++i) add_range(&call.outputs[i], call.device_index, true, ranges);
+  for (size_t i = 0; i < call.num_outputs; ++i)
+    add_range(&call.outputs[i], call.device_index, true, ranges);  // checked: i < num_outputs
   for (size_t i = 0; i < call.num_args; ++i) {
-    const TsrValue& v = call.args[i];
+    const TsrValue& v = call.args[i];  // checked: i < num_args
     if (v.tag == TSR_VALUE_TENSOR) {
       add_range(v.as.tensor, call.device_index, false, ranges);
     } else if (v.tag == TSR_VALUE_TENSOR_LIST) {
@@ -235,9 +237,9 @@ std::vector<MemoryRange> accesses(const TsrKernelCall& call) {
 /// argument whose tag sim cannot copy.
 bool needs_calling_thread(const TsrKernelCall& call) {
   for (size_t i = 0; i < call.num_outputs; ++i)
-    if (call.outputs[i].data == nullptr && call.outputs[i].ndim == 0) return true;
+    if (call.outputs[i].data == nullptr && call.outputs[i].ndim == 0) return true;  // checked: i < num_outputs
   for (size_t i = 0; i < call.num_args; ++i)
-    if (!copyable_tag(call.args[i].tag)) return true;
+    if (!copyable_tag(call.args[i].tag)) return true;  // checked: i < num_args
   return false;
 }
 
