@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs the build into a scratch prefix, builds sdk/example against it with
-# find_package(Tessera) as an outside project would, and runs it: the installed
-# `tessera info` must list the example plugin, and toy_demo must compute on it.
+# Installs the build into a scratch prefix and builds both examples against it
+# as outside projects would: sdk/example (C++, find_package(Tessera)) and
+# sdk/example_c (C99, find_package(Tessera COMPONENTS sdk) with Boost made
+# unfindable: a plugin-only project needs neither Boost nor libtessera). Each
+# plugin exports one symbol, `tessera info` lists it, toy_demo computes on the
+# toy device, and the installed tessera-plugin-test passes on both plugins.
 set -euo pipefail
 build="$1" src="$2" work="$3"
 rm -rf "$work"
@@ -20,4 +23,22 @@ grep -q "^plugin toy 0.1.0 (ABI 1.$minor)" "$work/info.txt" || { cat "$work/info
 grep -A1 "\[toy\] float32, float64:" "$work/info.txt" | grep -qw "add" || { cat "$work/info.txt"; exit 1; }
 grep -q "^plugin cpu " "$work/info.txt" || { cat "$work/info.txt"; exit 1; }
 TESSERA_PLUGIN_PATH="$work/prefix/lib/tessera/plugins" "$work/example/toy_demo" "$plugin"
-echo "installed package, out-of-tree plugin and program: ok"
+
+# The C99 example: the sdk component alone, with Boost hidden from CMake.
+cmake -S "$src/sdk/example_c" -B "$work/example_c" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_DISABLE_FIND_PACKAGE_Boost=ON > "$work/configure_c.log"
+cmake --build "$work/example_c" > "$work/build_c.log"
+cplugin="$work/example_c/libtessera-cdev.so"
+exports=$(nm -D --defined-only "$cplugin" | awk '$2 ~ /^[TtWwDdBbVvi]$/ {print $3}' | grep -v -E '^(_init|_fini|__bss_start|_edata|_end)$')
+[ "$exports" = "tessera_plugin_entry" ] || { echo "cdev plugin exports: $exports"; exit 1; }
+if readelf -d "$cplugin" | grep -q 'libtessera'; then echo "cdev plugin links libtessera"; exit 1; fi
+TESSERA_PLUGIN_PATH="$work/prefix/lib/tessera/plugins:$cplugin" "$work/prefix/bin/tessera" info > "$work/info_c.txt"
+grep -q "^plugin cdev 0.1.0 (ABI 1.$minor)" "$work/info_c.txt" || { cat "$work/info_c.txt"; exit 1; }
+
+# Both examples pass the conformance kit, as their authors would run it.
+for p in "$plugin" "$cplugin"; do
+  TESSERA_PLUGIN_PATH="$work/prefix/lib/tessera/plugins" "$work/prefix/bin/tessera-plugin-test" "$p" \
+    > "$work/kit_$(basename "$p" .so).txt" || { tail -30 "$work/kit_$(basename "$p" .so).txt"; exit 1; }
+  tail -1 "$work/kit_$(basename "$p" .so).txt"
+done
+echo "installed package, two out-of-tree plugins (C++ and C99) and a program: ok"
