@@ -9,7 +9,6 @@
 namespace tessera::kit {
 
 namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 std::string number(double v) {
   char buf[40];
@@ -55,7 +54,7 @@ std::optional<std::string> compare_values(const Tensor& device, const Tensor& cp
   if (n == 0) return std::nullopt;
   int64_t bad = 0, first = -1;
   std::string first_text;
-  if (floating(cpu.scalar_type())) {
+  if (is_floating_type(cpu.scalar_type())) {
     const Tensor a = host_copy(device).to(kDouble), b = host_copy(cpu).to(kDouble);
     const double* pa = a.data_ptr<double>();
     const double* pb = b.data_ptr<double>();
@@ -103,10 +102,10 @@ std::optional<std::string> compare_bitwise(const Tensor& a, const Tensor& b) {
     if (std::memcmp(px + i * elem, py + i * elem, elem) == 0) continue;
     int64_t bad = 0;
     for (int64_t j = i; j < n; ++j) bad += std::memcmp(px + j * elem, py + j * elem, elem) != 0;
-    const Tensor xd = floating(x.scalar_type()) ? x.to(kDouble) : x.to(kLong);
-    const Tensor yd = floating(y.scalar_type()) ? y.to(kDouble) : y.to(kLong);
+    const Tensor xd = is_floating_type(x.scalar_type()) ? x.to(kDouble) : x.to(kLong);
+    const Tensor yd = is_floating_type(y.scalar_type()) ? y.to(kDouble) : y.to(kLong);
     auto value = [&](const Tensor& t) {
-      return floating(t.scalar_type()) ? number(t.data_ptr<double>()[i]) : std::to_string(t.data_ptr<int64_t>()[i]);
+      return is_floating_type(t.scalar_type()) ? number(t.data_ptr<double>()[i]) : std::to_string(t.data_ptr<int64_t>()[i]);
     };
     return "element " + index_text(x.sizes().vec(), i) + " (flat " + std::to_string(i) + "): " + value(xd) +
            " then " + value(yd) + "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements differ";

@@ -21,7 +21,6 @@ namespace {
 using Status = CaseResult::Status;
 using KernelSet = std::set<std::pair<std::string, ScalarType>>;
 
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 // Every kernel registered for a device type, by any plugin: op -> dtypes.
 std::map<std::string, std::set<ScalarType>> kernels_for(const std::string& device_type) {
@@ -157,7 +156,7 @@ Report run_coverage_mode(const Target& target, const Options& options) {
         for (const TensorInput& in : a.tensors) nonempty &= in.base.numel() > 1;
       if (!nonempty) continue;
       try {
-        GradArgs g = floating(c.dtype) ? grad_args(c, s, Device("cpu")) : GradArgs{materialize(s, Device("cpu")), {}};
+        GradArgs g = is_floating_type(c.dtype) ? grad_args(c, s, Device("cpu")) : GradArgs{materialize(s, Device("cpu")), {}};
         std::vector<Tensor> outs;
         forward = record([&] { outs = call_op(*c.op, g.m); });
         forward.erase({c.op->name(), c.dtype});
@@ -202,7 +201,7 @@ Report run_coverage_mode(const Target& target, const Options& options) {
   common << "what the common paths need on " << target.device_type << " (missing marked !):\n";
   for (const Path& p : paths()) {
     for (ScalarType t : dtypes) {
-      if (p.floating_only && !floating(t)) continue;
+      if (p.floating_only && !is_floating_type(t)) continue;
       KernelSet ks;
       try {
         ks = record([&] { p.run(t); });

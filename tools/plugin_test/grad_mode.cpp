@@ -14,7 +14,6 @@ namespace {
 
 using Status = CaseResult::Status;
 
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 // Gradients of sum(out_i * w_i) for the leaves; empty when no output needs grad.
 std::vector<Tensor> gradients(const OpCase& c, const Sample& s, Device device, const std::vector<Tensor>& weights,
@@ -41,7 +40,7 @@ Report run_grad_mode(const Target& target, const Options& options) {
   Report r;
   const Device cpu("cpu");
   for (const OpCase& c : op_cases(target, options)) {
-    if (!floating(c.dtype)) continue;  // gradients flow through floating tensors only
+    if (!is_floating_type(c.dtype)) continue;  // gradients flow through floating tensors only
     std::vector<Sample> samples;
     try {
       samples = samples_for(c, options.seed);
@@ -117,10 +116,10 @@ Report run_grad_mode(const Target& target, const Options& options) {
           for (const TensorInput& in : a.tensors) small &= in.base.numel() <= 64 && in.base.numel() > 0;
         bool finite = true;
         for (const Tensor& o : outs)
-          if (o.defined() && floating(o.scalar_type())) finite &= host_copy(o).isfinite().all().item<bool>();
+          if (o.defined() && is_floating_type(o.scalar_type())) finite &= host_copy(o).isfinite().all().item<bool>();
         for (const SampleArg& a : s.args)
           for (const TensorInput& in : a.tensors)
-            if (floating(in.base.scalar_type())) finite &= in.base.isfinite().all().item<bool>();
+            if (is_floating_type(in.base.scalar_type())) finite &= in.base.isfinite().all().item<bool>();
         if (!small || !finite) continue;
         try {
           GradArgs g = grad_args(c, s, target.device);

@@ -18,7 +18,6 @@ namespace {
 
 using Status = CaseResult::Status;
 
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 struct PerfCase {
   Sample sample;
@@ -37,7 +36,7 @@ Sample tensors_then(std::string name, std::vector<Tensor> ts, std::vector<Sample
 std::optional<PerfCase> large_case(const OpCase& c, std::mt19937_64& rng) {
   const std::string& name = c.sample_op->name();
   const ScalarType t = c.dtype;
-  const Domain d = floating(t) ? Domain::Finite : Domain::Small;
+  const Domain d = is_floating_type(t) ? Domain::Finite : Domain::Small;
   auto rand = [&](std::vector<int64_t> shape, Domain dom) { return random_tensor(rng, std::move(shape), t, dom); };
   if (name == "mm") {
     const int64_t n = 512;
@@ -50,7 +49,7 @@ std::optional<PerfCase> large_case(const OpCase& c, std::mt19937_64& rng) {
     return PerfCase{tensors_then("[512] + [512, 512] @ [512, 512]", {rand({512}, d), rand({512, 512}, d), rand({512, 512}, d)},
                                  {SampleArg::integer(1), SampleArg::integer(1)}),
                     2.0 * 512 * 512 * 512};
-  if (name == "conv2d" && floating(t))
+  if (name == "conv2d" && is_floating_type(t))
     return PerfCase{tensors_then("[8, 64, 32, 32] * [64, 64, 3, 3], padding 1",
                                  {rand({8, 64, 32, 32}, d), rand({64, 64, 3, 3}, d), rand({64}, d)},
                                  {SampleArg::int_list({1, 1}), SampleArg::int_list({1, 1}), SampleArg::int_list({1, 1}),
@@ -60,7 +59,7 @@ std::optional<PerfCase> large_case(const OpCase& c, std::mt19937_64& rng) {
     return PerfCase{tensors_then("[1024, 1024] over dim 1", {rand({1024, 1024}, name == "prod" ? Domain::Small : d)},
                                  {SampleArg::int_list({1}), SampleArg::boolean(false)}),
                     0};
-  if ((name == "softmax" || name == "log_softmax") && floating(t))
+  if ((name == "softmax" || name == "log_softmax") && is_floating_type(t))
     return PerfCase{tensors_then("[1024, 1024] dim 1", {rand({1024, 1024}, d)}, {SampleArg::integer(1), SampleArg::none()}),
                     0};
   if ((c.sample_op->flags() & kPointwise) != 0) {
@@ -75,7 +74,7 @@ std::optional<PerfCase> large_case(const OpCase& c, std::mt19937_64& rng) {
         ts.push_back(random_tensor(rng, {1 << 20}, kBool, Domain::Unit));
         continue;
       }
-      if ((name == "div" || name == "remainder" || name == "fmod") && i == 1 && !floating(t)) dom = Domain::NonZero;
+      if ((name == "div" || name == "remainder" || name == "fmod") && i == 1 && !is_floating_type(t)) dom = Domain::NonZero;
       if ((name == "bitwise_left_shift" || name == "bitwise_right_shift") && i == 1) dom = Domain::Shift;
       ts.push_back(rand({1 << 20}, dom));
     }

@@ -217,10 +217,6 @@ void parallel_for(size_t n, int jobs, const std::function<void(size_t)>& fn) {
   for (std::thread& th : pool) th.join();
 }
 
-namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
-}  // namespace
-
 GradArgs grad_args(const OpCase& c, const Sample& s, Device device) {
   GradArgs g;
   Materialized& m = g.m;
@@ -231,7 +227,7 @@ GradArgs grad_args(const OpCase& c, const Sample& s, Device device) {
     for (const TensorInput& in : s.args[i].tensors) {
       Tensor& base = m.bases[next];
       Tensor leaf;
-      if (floating(base.scalar_type())) {
+      if (is_floating_type(base.scalar_type())) {
         leaf = base.detach().requires_grad_(true);
         Tensor used = is_mutable(*c.op, i) ? leaf.clone() : leaf;
         m.views[next] = in.view ? in.view(used) : used;

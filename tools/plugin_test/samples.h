@@ -123,6 +123,14 @@ TensorInput expanded(std::mt19937_64& rng, std::vector<int64_t> shape, ScalarTyp
 /// devices that take them; flip-free layouts otherwise (see layouts.cpp).
 TensorInput reversed(std::mt19937_64& rng, std::vector<int64_t> shape, ScalarType dtype, Domain domain);
 
+/// A case of this name and these arguments (schema order).
+inline Sample make_sample(std::string name, std::vector<SampleArg> args) {
+  Sample s;
+  s.name = std::move(name);
+  s.args = std::move(args);
+  return s;
+}
+
 /// dtype_name as a std::string, for messages.
 inline std::string dtype_text(ScalarType t) { return std::string(dtype_name(t)); }
 

@@ -7,10 +7,9 @@
 namespace tessera::kit {
 
 namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 std::vector<Domain> domains(const std::string& op, ScalarType t) {
-  if (floating(t)) return {Domain::Any, Domain::Any};
+  if (is_floating_type(t)) return {Domain::Any, Domain::Any};
   // Integer division by zero is an error (docs/ops/binary.md); shifts take 0..bits-1; powers stay small.
   if (op == "div" || op == "remainder" || op == "fmod") return {Domain::Any, Domain::NonZero};
   if (op == "bitwise_left_shift" || op == "bitwise_right_shift") return {Domain::Any, Domain::Shift};

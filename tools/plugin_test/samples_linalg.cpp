@@ -6,9 +6,8 @@
 namespace tessera::kit {
 
 namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 // Products of many terms: integers stay small so that no result wraps differently; floats finite.
-Domain domain(ScalarType t) { return floating(t) ? Domain::Finite : Domain::Small; }
+Domain domain(ScalarType t) { return is_floating_type(t) ? Domain::Finite : Domain::Small; }
 
 struct Dims {
   int64_t n, k, m;
@@ -61,7 +60,7 @@ void add_linalg_samples() {
   register_samples("addmm", [](const SampleContext& ctx) {
     std::vector<Sample> out;
     const Domain d = domain(ctx.dtype);
-    const bool fl = floating(ctx.dtype);
+    const bool fl = is_floating_type(ctx.dtype);
     const std::vector<std::pair<SampleArg, SampleArg>> scales = {
         {SampleArg::integer(1), SampleArg::integer(1)},
         {fl ? SampleArg::real(0.5) : SampleArg::integer(2), fl ? SampleArg::real(-1.5) : SampleArg::integer(-1)},

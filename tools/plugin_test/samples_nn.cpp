@@ -7,14 +7,7 @@
 namespace tessera::kit {
 
 namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
-Sample make(std::string name, std::vector<SampleArg> args) {
-  Sample s;
-  s.name = std::move(name);
-  s.args = std::move(args);
-  return s;
-}
 SampleArg ints(std::vector<int64_t> v) { return SampleArg::int_list(std::move(v)); }
 }  // namespace
 
@@ -25,16 +18,16 @@ void add_nn_samples() {
       auto& rng = ctx.rng;
       const ScalarType t = ctx.dtype;
       for (int64_t dim : {0, 1, -1})
-        out.push_back(make("[4, 5, 6] dim " + std::to_string(dim),
+        out.push_back(make_sample("[4, 5, 6] dim " + std::to_string(dim),
                            {SampleArg::tensor(contiguous(random_tensor(rng, {4, 5, 6}, t, Domain::Any))),
                             SampleArg::integer(dim), SampleArg::none()}));
-      out.push_back(make("0-d", {SampleArg::tensor(contiguous(random_tensor(rng, {}, t))), SampleArg::integer(0),
+      out.push_back(make_sample("0-d", {SampleArg::tensor(contiguous(random_tensor(rng, {}, t))), SampleArg::integer(0),
                                  SampleArg::none()}));
-      out.push_back(make("[3, 1100] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {3, 1100}, t, Domain::Finite))),
+      out.push_back(make_sample("[3, 1100] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {3, 1100}, t, Domain::Finite))),
                                              SampleArg::integer(1), SampleArg::none()}));
-      out.push_back(make("transposed [5, 6] dim 1", {SampleArg::tensor(transposed(rng, {5, 6}, t, Domain::Finite)),
+      out.push_back(make_sample("transposed [5, 6] dim 1", {SampleArg::tensor(transposed(rng, {5, 6}, t, Domain::Finite)),
                                                      SampleArg::integer(1), SampleArg::none()}));
-      out.push_back(make("[0, 4] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {0, 4}, t))),
+      out.push_back(make_sample("[0, 4] dim 1", {SampleArg::tensor(contiguous(random_tensor(rng, {0, 4}, t))),
                                           SampleArg::integer(1), SampleArg::none()}));
       return out;
     }, 4.0);
@@ -46,17 +39,17 @@ void add_nn_samples() {
     for (int affine = 0; affine < 3; ++affine) {
       for (int k = 1; k <= 2; ++k) {
         std::vector<int64_t> ns = k == 1 ? std::vector<int64_t>{6} : std::vector<int64_t>{5, 6};
-        out.push_back(make("[4, 5, 6] over " + shape_text(ns) + (affine == 0 ? "" : affine == 1 ? ", weight" : ", weight and bias"),
+        out.push_back(make_sample("[4, 5, 6] over " + shape_text(ns) + (affine == 0 ? "" : affine == 1 ? ", weight" : ", weight and bias"),
                            {SampleArg::tensor(contiguous(random_tensor(rng, {4, 5, 6}, t, Domain::Finite))), ints(ns),
                             affine >= 1 ? SampleArg::tensor(contiguous(random_tensor(rng, ns, t, Domain::Finite))) : SampleArg::none(),
                             affine == 2 ? SampleArg::tensor(contiguous(random_tensor(rng, ns, t, Domain::Finite))) : SampleArg::none(),
                             SampleArg::real(1e-5)}));
       }
     }
-    out.push_back(make("[3, 1100] over [1100], eps 0.1",
+    out.push_back(make_sample("[3, 1100] over [1100], eps 0.1",
                        {SampleArg::tensor(contiguous(random_tensor(rng, {3, 1100}, t, Domain::Finite))), ints({1100}),
                         SampleArg::none(), SampleArg::none(), SampleArg::real(0.1)}));
-    out.push_back(make("transposed [5, 6] over [5]", {SampleArg::tensor(transposed(rng, {6, 5}, t, Domain::Finite)),
+    out.push_back(make_sample("transposed [5, 6] over [5]", {SampleArg::tensor(transposed(rng, {6, 5}, t, Domain::Finite)),
                                                       ints({5}), SampleArg::none(), SampleArg::none(), SampleArg::real(1e-5)}));
     return out;
   }, 20.0);
@@ -76,7 +69,7 @@ void add_nn_samples() {
                 weighted ? SampleArg::tensor(contiguous(random_tensor(rng, {5}, t, Domain::Positive))) : SampleArg::none(),
                 SampleArg::string(reduction), SampleArg::integer(ignore)};
             if (smoothed) args.push_back(SampleArg::real(0.1));
-            out.push_back(make(std::string("[7, 5], reduction ") + reduction + (weighted ? ", weight" : "") +
+            out.push_back(make_sample(std::string("[7, 5], reduction ") + reduction + (weighted ? ", weight" : "") +
                                    ", ignore_index " + std::to_string(ignore),
                                std::move(args)));
           }
@@ -86,12 +79,12 @@ void add_nn_samples() {
                                     SampleArg::tensor(contiguous(random_index(rng, {}, 0, 5))), SampleArg::none(),
                                     SampleArg::string("mean"), SampleArg::integer(-100)};
       if (smoothed) one.push_back(SampleArg::real(0.25));
-      out.push_back(make("[5] with a 0-d target", std::move(one)));
+      out.push_back(make_sample("[5] with a 0-d target", std::move(one)));
       std::vector<SampleArg> tr = {SampleArg::tensor(transposed(rng, {6, 4}, t, Domain::Finite)),
                                    SampleArg::tensor(contiguous(random_index(rng, {6}, 0, 4))), SampleArg::none(),
                                    SampleArg::string("sum"), SampleArg::integer(-100)};
       if (smoothed) tr.push_back(SampleArg::real(0.0));
-      out.push_back(make("transposed [6, 4]", std::move(tr)));
+      out.push_back(make_sample("transposed [6, 4]", std::move(tr)));
       return out;
     }, 8.0);
   }
@@ -115,7 +108,7 @@ void add_nn_samples() {
     };
     for (const C& c : cs) {
       const int64_t o = c.w[0];
-      out.push_back(make("input " + shape_text(c.in) + ", weight " + shape_text(c.w) + ", stride " +
+      out.push_back(make_sample("input " + shape_text(c.in) + ", weight " + shape_text(c.w) + ", stride " +
                              shape_text(c.stride) + ", padding " + shape_text(c.pad) + ", dilation " +
                              shape_text(c.dil) + ", groups " + std::to_string(c.groups),
                          {SampleArg::tensor(contiguous(random_tensor(rng, c.in, t, Domain::Finite))),
@@ -123,7 +116,7 @@ void add_nn_samples() {
                           c.bias ? SampleArg::tensor(contiguous(random_tensor(rng, {o}, t, Domain::Finite))) : SampleArg::none(),
                           ints(c.stride), ints(c.pad), ints(c.dil), SampleArg::integer(c.groups)}));
     }
-    out.push_back(make("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, Domain::Finite)),
+    out.push_back(make_sample("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, Domain::Finite)),
                                             SampleArg::tensor(contiguous(random_tensor(rng, {3, 2, 2, 2}, t, Domain::Finite))),
                                             SampleArg::none(), ints({1, 1}), ints({0, 0}), ints({1, 1}),
                                             SampleArg::integer(1)}));
@@ -133,7 +126,7 @@ void add_nn_samples() {
     std::vector<Sample> out;
     auto& rng = ctx.rng;
     const ScalarType t = ctx.dtype;
-    const Domain d = floating(t) ? Domain::Any : Domain::Any;
+    const Domain d = is_floating_type(t) ? Domain::Any : Domain::Any;
     struct P {
       std::vector<int64_t> in, k, stride, pad, dil;
       bool ceil;
@@ -143,11 +136,11 @@ void add_nn_samples() {
                                {{2, 7, 8}, {3, 2}, {1, 2}, {1, 0}, {2, 1}, false},
                                {{1, 1, 5, 5}, {5, 5}, {1, 1}, {2, 2}, {1, 1}, false}};
     for (const P& p : ps)
-      out.push_back(make("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
+      out.push_back(make_sample("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
                              ", padding " + shape_text(p.pad) + ", dilation " + shape_text(p.dil) + (p.ceil ? ", ceil" : ""),
                          {SampleArg::tensor(contiguous(random_tensor(rng, p.in, t, d))), ints(p.k), ints(p.stride),
                           ints(p.pad), ints(p.dil), SampleArg::boolean(p.ceil)}));
-    out.push_back(make("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, d)), ints({2, 2}),
+    out.push_back(make_sample("transposed input", {SampleArg::tensor(transposed(rng, {1, 2, 6, 7}, t, d)), ints({2, 2}),
                                             ints({}), ints({0, 0}), ints({1, 1}), SampleArg::boolean(false)}));
     return out;
   });
@@ -165,7 +158,7 @@ void add_nn_samples() {
                                {{1, 2, 9, 9}, {3, 3}, {2, 2}, {1, 1}, true, false, 0},
                                {{2, 7, 8}, {3, 2}, {1, 2}, {1, 0}, false, false, 5}};
     for (const P& p : ps)
-      out.push_back(make("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
+      out.push_back(make_sample("input " + shape_text(p.in) + ", kernel " + shape_text(p.k) + ", stride " + shape_text(p.stride) +
                              ", padding " + shape_text(p.pad) + (p.ceil ? ", ceil" : "") +
                              (p.include_pad ? "" : ", padding not counted") +
                              (p.divisor ? ", divisor " + std::to_string(p.divisor) : ""),

@@ -7,14 +7,7 @@
 namespace tessera::kit {
 
 namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
-Sample make(std::string name, std::vector<SampleArg> args) {
-  Sample s;
-  s.name = std::move(name);
-  s.args = std::move(args);
-  return s;
-}
 
 // The in-place random ops' self: its old values do not matter, its layout does.
 std::vector<TensorInput> selves(const SampleContext& ctx) {
@@ -32,7 +25,7 @@ void add_random_samples() {
     std::vector<Sample> out;
     for (const TensorInput& self : selves(ctx))
       for (auto [seed, offset] : kSeeds)
-        out.push_back(make(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed) + ", offset " +
+        out.push_back(make_sample(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed) + ", offset " +
                                std::to_string(offset),
                            {SampleArg::tensor(self), SampleArg::real(-2), SampleArg::real(3), SampleArg::integer(seed),
                             SampleArg::integer(offset)}));
@@ -42,7 +35,7 @@ void add_random_samples() {
     std::vector<Sample> out;
     for (const TensorInput& self : selves(ctx))
       for (auto [seed, offset] : kSeeds)
-        out.push_back(make(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed),
+        out.push_back(make_sample(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed),
                            {SampleArg::tensor(self), SampleArg::real(1.5), SampleArg::real(0.5), SampleArg::integer(seed),
                             SampleArg::integer(offset)}));
     return out;
@@ -53,7 +46,7 @@ void add_random_samples() {
     const int64_t lo = ctx.dtype == kBool || ctx.dtype == kByte ? 0 : -50;
     for (const TensorInput& self : selves(ctx))
       for (auto [seed, offset] : kSeeds)
-        out.push_back(make(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed),
+        out.push_back(make_sample(SampleArg::tensor(self).text() + ", seed " + std::to_string(seed),
                            {SampleArg::tensor(self), SampleArg::integer(lo), SampleArg::integer(hi),
                             SampleArg::integer(seed), SampleArg::integer(offset)}));
     return out;
@@ -62,7 +55,7 @@ void add_random_samples() {
     std::vector<Sample> out;
     for (const TensorInput& self : selves(ctx))
       for (double p : {0.0, 0.3, 1.0})
-        out.push_back(make(SampleArg::tensor(self).text() + ", p " + SampleArg::real(p).text(),
+        out.push_back(make_sample(SampleArg::tensor(self).text() + ", p " + SampleArg::real(p).text(),
                            {SampleArg::tensor(self), SampleArg::real(p), SampleArg::integer(7), SampleArg::integer(9)}));
     return out;
   });
@@ -70,7 +63,7 @@ void add_random_samples() {
     std::vector<Sample> out;
     for (const TensorInput& self : selves(ctx)) {
       const Tensor shape_of = self.view ? self.view(self.base) : self.base;
-      out.push_back(make(SampleArg::tensor(self).text(),
+      out.push_back(make_sample(SampleArg::tensor(self).text(),
                          {SampleArg::tensor(self),
                           SampleArg::tensor(contiguous(random_tensor(ctx.rng, shape_of.sizes().vec(), kDouble, Domain::Unit))),
                           SampleArg::integer(3), SampleArg::integer(5)}));
@@ -82,17 +75,17 @@ void add_random_samples() {
     for (const TensorInput& in : selves(ctx))
       for (double p : {0.0, 0.25, 1.0})
         for (bool train : {true, false})
-          out.push_back(make(SampleArg::tensor(in).text() + ", p " + SampleArg::real(p).text() + (train ? ", train" : ""),
+          out.push_back(make_sample(SampleArg::tensor(in).text() + ", p " + SampleArg::real(p).text() + (train ? ", train" : ""),
                              {SampleArg::tensor(in), SampleArg::real(p), SampleArg::boolean(train), SampleArg::integer(11),
                               SampleArg::integer(13)}));
     return out;
   }, 2.0);
   register_samples("randperm", [](const SampleContext& ctx) {
     std::vector<Sample> out;
-    const int64_t big = ctx.dtype == kByte ? 200 : ctx.dtype == kChar ? 100 : floating(ctx.dtype) && ctx.dtype == kHalf ? 1000 : 1100;
+    const int64_t big = ctx.dtype == kByte ? 200 : ctx.dtype == kChar ? 100 : is_floating_type(ctx.dtype) && ctx.dtype == kHalf ? 1000 : 1100;
     for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{10}, big})
       for (auto [seed, offset] : kSeeds)
-        out.push_back(make("n " + std::to_string(n) + ", seed " + std::to_string(seed),
+        out.push_back(make_sample("n " + std::to_string(n) + ", seed " + std::to_string(seed),
                            {SampleArg::integer(n), SampleArg::integer(seed), SampleArg::integer(offset),
                             SampleArg::scalar_type(ctx.dtype), SampleArg::device()}));
     return out;

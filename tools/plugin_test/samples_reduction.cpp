@@ -119,7 +119,6 @@ std::vector<std::vector<SampleArg>> rest_variants(const SampleContext& ctx,
   return out;
 }
 
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
 
 }  // namespace
 
@@ -150,7 +149,7 @@ void add_reduction_samples() {
   for (const char* op : {"max.dim", "min.dim"}) {
     register_samples(op, [](const SampleContext& ctx) {
       // Ties go to the first index (docs/ops/reduction.md): small integers make many.
-      return reduction_cases(ctx, DimKind::Single, true, floating(ctx.dtype) ? Domain::Any : Domain::Small,
+      return reduction_cases(ctx, DimKind::Single, true, is_floating_type(ctx.dtype) ? Domain::Any : Domain::Small,
                              rest_variants(ctx));
     });
   }

@@ -7,10 +7,6 @@
 
 namespace tessera::kit {
 
-namespace {
-bool floating(ScalarType t) { return t == kFloat || t == kDouble || t == kHalf || t == kBFloat16; }
-}  // namespace
-
 void add_shape_samples() {
   // copy_(self, src, non_blocking): the kernel runs for src's dtype into any self.
   register_samples("copy_", [](const SampleContext& ctx) {
@@ -18,7 +14,7 @@ void add_shape_samples() {
     const ScalarType t = ctx.dtype;
     for (ScalarType dst : {t, kDouble, kLong, kBool, kHalf, kFloat}) {
       // Float to integer of NaN or out-of-range values is unspecified (docs/ops/shape.md): small finite values there.
-      const Domain d = floating(t) && !floating(dst) && dst != kBool ? Domain::Small : Domain::Any;
+      const Domain d = is_floating_type(t) && !is_floating_type(dst) && dst != kBool ? Domain::Small : Domain::Any;
       for (int layout = 0; layout < 4; ++layout) {
         Sample s;
         TensorInput src = layout == 0   ? contiguous(random_tensor(ctx.rng, {37}, t, d))
@@ -44,7 +40,7 @@ void add_shape_samples() {
     std::vector<Sample> out;
     const ScalarType t = ctx.dtype;
     std::vector<SampleArg> values = {SampleArg::integer(0), SampleArg::integer(1), SampleArg::boolean(true)};
-    if (floating(t)) {
+    if (is_floating_type(t)) {
       for (double v : {-2.5, 1e-40, std::nan(""), double(INFINITY), -0.0}) values.push_back(SampleArg::real(v));
     } else if (t != kBool) {
       values.push_back(SampleArg::integer(t == kByte ? 255 : -7));
@@ -83,7 +79,7 @@ void add_shape_samples() {
   // arange(start, end, step, *, dtype, device): a factory; the dtype is the case's.
   register_samples("arange", [](const SampleContext& ctx) {
     std::vector<Sample> out;
-    const bool fl = floating(ctx.dtype);
+    const bool fl = is_floating_type(ctx.dtype);
     struct R {
       double start, end, step;
     };
