@@ -7,11 +7,13 @@
 // runtime (linked statically; it loads libcuda itself, and the driver entry
 // points come from cudaGetDriverEntryPointByVersion, so nothing links libcuda).
 // With no driver or no GPU, device_count reports zero devices and the reason.
-// Kernels for CUDA tensors arrive in a later issue; until then only copies and
-// views work on "cuda" tensors, and other ops report that no kernel exists.
+// Kernels register from their own files (kernels.hpp); ops without a cuda
+// kernel report that no kernel exists.
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <tessera/sdk/plugin.hpp>
+
+#include "kernels.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -473,9 +475,10 @@ void init(const tessera::sdk::Host& host, void**) {
   d.host_allocate = &host_allocate;
   d.host_deallocate = &host_deallocate;
   host.register_device_type(d);
+  tessera::cuda::register_pointwise(host);
 }
 
 }  // namespace
 
-TSR_SDK_PLUGIN("cuda", "0.1.0", "NVIDIA CUDA devices (memory, streams, events, copies, pinned memory; kernels pending)", init,
+TSR_SDK_PLUGIN("cuda", "0.1.0", "NVIDIA CUDA devices (memory, streams, events, copies, pinned memory; first pointwise kernels)", init,
                nullptr)
