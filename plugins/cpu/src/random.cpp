@@ -2,20 +2,24 @@
 // randperm, dropout. Element i (row-major order of the output) draws from the
 // Philox block of counter (offset + i) under key seed, so results depend only on
 // (seed, offset), never on the thread split. The core advances the generator's
-// offset by the output's element count (docs/ops/random.md).
+// offset by the output's element count (docs/ops/random.md). Every value comes
+// from the SDK's transforms (tessera/sdk/philox.hpp), which the cuda plugin runs
+// too: the same seed gives the same bits on both.
+#include <tessera/sdk/philox.hpp>
+
 #include "common.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
-#include "philox.hpp"
 
+#include <algorithm>
 #include <array>
-#include <cmath>
 #include <limits>
 #include <vector>
 
 namespace tessera::cpu {
 namespace {
 
+namespace philox = ::tessera::sdk::philox;
 
 struct Stream {
   uint64_t seed;
@@ -85,10 +89,7 @@ void uniform_kernel(const TsrKernelCall& call) {
     } else {
       const double range = to - from;
       indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
-        const philox::Block b = st.at(i);
-        const double u = std::is_same_v<T, double> ? philox::uniform_double(b.v[0], b.v[1])
-                                                   : static_cast<double>(philox::uniform_float(b.v[0]));
-        T v = T(from + range * u);
+        T v = T(philox::uniform_value(st.at(i), std::is_same_v<T, double>, from, range));
         // Rounding to a narrow dtype may reach `to`; keep the interval half-open.
         if (range > 0 && static_cast<double>(compute_t<T>(v)) >= to) v = T(from);
         *reinterpret_cast<T*>(p[0]) = v;
@@ -107,12 +108,8 @@ void normal_kernel(const TsrKernelCall& call) {
       invalid("normal_ needs a floating dtype");
     } else {
       indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
-        // Box-Muller on one block: u1 in (0, 1] (log is finite), u2 in [0, 1).
-        const philox::Block b = st.at(i);
-        const double u1 = 1.0 - philox::uniform_double(b.v[0], b.v[1]);
-        const double u2 = philox::uniform_double(b.v[2], b.v[3]);
-        const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-        *reinterpret_cast<T*>(p[0]) = T(mean + std_ * z);
+        // Box-Muller in the SDK's portable double arithmetic (bit-exact across devices).
+        *reinterpret_cast<T*>(p[0]) = T(philox::normal_value(st.at(i), mean, std_));
       });
     }
   });
@@ -128,8 +125,7 @@ void random_kernel(const TsrKernelCall& call) {
     using T = typename decltype(tag)::type;
     using S = storage_t<T>;
     indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
-      const philox::Block b = st.at(i);
-      const int64_t v = static_cast<int64_t>(static_cast<uint64_t>(from) + philox::u64(b.v[0], b.v[1]) % range);
+      const int64_t v = philox::random_int(st.at(i), from, range);
       if constexpr (std::is_same_v<T, bool>) {
         *reinterpret_cast<S*>(p[0]) = v != 0;
       } else if constexpr (kIsHalfLike<T>) {
@@ -153,18 +149,16 @@ void bernoulli_kernel(const TsrKernelCall& call) {
       const DLTensor& p = tensor_arg(call, 1, "p", TSR_DTYPE_FLOAT64);
       check_same_shape(p, "p", out, "self");
       indexed_loop<2>(out, {sdk::IterOperand::of(out), sdk::IterOperand::of(p)}, [&](char** q, int64_t i) {
-        const philox::Block b = st.at(i);
         const double prob = *reinterpret_cast<const double*>(q[1]);
         if (!(prob >= 0.0 && prob <= 1.0)) {
           fail(TSR_ERROR_INVALID_ARGUMENT, "bernoulli_ expects all probabilities in [0, 1], got " + std::to_string(prob));
         }
-        put(q[0], philox::uniform_double(b.v[0], b.v[1]) < prob);
+        put(q[0], philox::bernoulli(st.at(i), prob));
       });
     } else {
       const double prob = float_arg(call, 1, "p");
       indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** q, int64_t i) {
-        const philox::Block b = st.at(i);
-        put(q[0], philox::uniform_double(b.v[0], b.v[1]) < prob);
+        put(q[0], philox::bernoulli(st.at(i), prob));
       });
     }
   });
@@ -174,16 +168,22 @@ void randperm_kernel(const TsrKernelCall& call) {
   const int64_t n = int_arg(call, 0, "n");
   const Stream st = stream_args(call, 1);
   DLTensor& out = output(call, 0, call.dtype);
+  if (n < 0) invalid("randperm: n must be non-negative, got " + std::to_string(n));
   if (out.ndim != 1 || out.shape[0] != n) invalid("randperm: out must have shape [n]");
-  // Fisher-Yates, in int64 then converted: the swap at step i draws from
-  // counter (offset + i), so the permutation depends only on (seed, offset, n).
-  std::vector<int64_t> perm(static_cast<size_t>(n));
-  for (int64_t k = 0; k < n; ++k) perm[static_cast<size_t>(k)] = k;
-  for (int64_t i = n - 1; i > 0; --i) {
-    const philox::Block b = st.at(i);
-    const int64_t j = static_cast<int64_t>(philox::u64(b.v[0], b.v[1]) % static_cast<uint64_t>(i + 1));
-    std::swap(perm[static_cast<size_t>(i)], perm[static_cast<size_t>(j)]);
-  }
+  // Index k gets the 64-bit key of counter (offset + k); the permutation is the
+  // indices by ascending (key, index). A sort, unlike Fisher-Yates, has a
+  // parallel form: the cuda plugin radix-sorts the same pairs and gets the same
+  // permutation.
+  struct Keyed {
+    uint64_t key;
+    int64_t index;
+  };
+  std::vector<Keyed> keyed(static_cast<size_t>(n));
+  parallel_for(n, kGrainExpensive, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) keyed[static_cast<size_t>(k)] = Keyed{philox::randperm_key(st.at(k)), k};
+  });
+  std::sort(keyed.begin(), keyed.end(),
+            [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.index < b.index; });
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using S = storage_t<T>;
@@ -193,11 +193,12 @@ void randperm_kernel(const TsrKernelCall& call) {
       char* base = data_ptr(out);
       const int64_t stride = out.strides[0] * static_cast<int64_t>(sizeof(S));
       for (int64_t k = 0; k < n; ++k) {
+        const int64_t index = keyed[static_cast<size_t>(k)].index;
         S v;
         if constexpr (kIsHalfLike<T>) {
-          v = T(static_cast<float>(perm[static_cast<size_t>(k)]));
+          v = T(static_cast<float>(index));
         } else {
-          v = static_cast<S>(perm[static_cast<size_t>(k)]);
+          v = static_cast<S>(index);
         }
         *reinterpret_cast<S*>(base + k * stride) = v;
       }
@@ -220,8 +221,7 @@ void dropout_kernel(const TsrKernelCall& call) {
       using C = compute_t<T>;
       const C scale = p < 1.0 ? static_cast<C>(1.0 / (1.0 - p)) : C(0);
       indexed_loop<2>(out, {sdk::IterOperand::of(out), sdk::IterOperand::of(in)}, [&](char** q, int64_t i) {
-        const philox::Block b = st.at(i);
-        const bool drop = philox::uniform_double(b.v[0], b.v[1]) < p;
+        const bool drop = philox::bernoulli(st.at(i), p);
         const C x = C(*reinterpret_cast<const T*>(q[1]));
         *reinterpret_cast<T*>(q[0]) = drop ? T(C(0)) : T(x * scale);
       });
