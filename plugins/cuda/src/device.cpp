@@ -475,10 +475,19 @@ void init(const tessera::sdk::Host& host, void**) {
   d.host_allocate = &host_allocate;
   d.host_deallocate = &host_deallocate;
   host.register_device_type(d);
-  tessera::cuda::register_pointwise(host);
+  tessera::cuda::register_unary(host);
+  tessera::cuda::register_binary(host);
+  tessera::cuda::register_ternary(host);
+  tessera::cuda::register_reduction(host);
+  tessera::cuda::register_shape(host);
+  tessera::cuda::register_indexing(host);
+  tessera::cuda::register_linalg(host);
+  tessera::cuda::register_nn(host);
+  tessera::cuda::register_conv(host);
+  tessera::cuda::register_random(host);
 }
 
 }  // namespace
 
-TSR_SDK_PLUGIN("cuda", "0.1.0", "NVIDIA CUDA devices (memory, streams, events, copies, pinned memory; first pointwise kernels)", init,
+TSR_SDK_PLUGIN("cuda", "0.2.0", "NVIDIA CUDA devices (memory, streams, events, copies, pinned memory; the op library)", init,
                nullptr)

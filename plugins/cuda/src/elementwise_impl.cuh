@@ -13,6 +13,9 @@ template <int N>
 Geometry<N> make_geometry(const std::array<const DLTensor*, N>& ops) {
   Geometry<N> g;
   const DLTensor& out = *ops[0];
+  if (out.ndim > 64)
+    throw sdk::Error(TSR_ERROR_UNIMPLEMENTED, "cuda elementwise: " + std::to_string(out.ndim) +
+                                                  " dimensions (at most 64 are supported)");
   // Drop size-1 dims; keep the others innermost-last.
   int64_t shape[64];
   int64_t strides[N][64];
@@ -79,47 +82,67 @@ template <typename Index, typename Out, typename F, typename... In>
 __global__ void strided_kernel(Geometry<1 + sizeof...(In)> g, char* out, std::array<const char*, sizeof...(In)> in,
                                F f) {
   constexpr int N = 1 + sizeof...(In);
-  const Index n = static_cast<Index>(g.numel);
-  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<Index>(gridDim.x) * blockDim.x) {
+  // The loop counter is 64-bit: i + grid size may pass 2^31 even when every offset fits in 32 bits.
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t offs[N];
-    for (int k = 0; k < N; ++k) offs[k] = offset_of<Index>(i, g.ndim, g.shape, g.strides[k].s);
+    for (int k = 0; k < N; ++k) offs[k] = offset_of<Index>(static_cast<Index>(i), g.ndim, g.shape, g.strides[k].s);
     apply<Out, In...>(reinterpret_cast<Out*>(out), in, offs[0], offs + 1, f, std::index_sequence_for<In...>{});
   }
 }
 
-// Dense operands: each thread handles V consecutive elements (V = 16 bytes /
-// the widest element size).
+// 128-bit vector access: V elements of T move as one aligned load or store.
+template <typename T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+// One pack per input, loaded once and read element by element.
+template <int V, typename... Ts>
+struct PackSet {};
+template <int V, typename T, typename... Ts>
+struct PackSet<V, T, Ts...> {
+  Pack<T, V> head;
+  PackSet<V, Ts...> tail;
+};
+template <size_t I, int V, typename T, typename... Ts>
+__device__ __forceinline__ const auto& pack_at(const PackSet<V, T, Ts...>& s) {
+  if constexpr (I == 0) return s.head;
+  else return pack_at<I - 1>(s.tail);
+}
+template <int V, typename T, typename... Ts>
+__device__ __forceinline__ PackSet<V, T, Ts...> load_packs(const char* const* ptrs, int64_t p) {
+  PackSet<V, T, Ts...> s;
+  s.head = reinterpret_cast<const Pack<T, V>*>(ptrs[0])[p];
+  if constexpr (sizeof...(Ts) > 0) s.tail = load_packs<V, Ts...>(ptrs + 1, p);
+  return s;
+}
+
+template <typename Out, typename... In, int V, typename F, size_t... I>
+__device__ __forceinline__ Out apply_pack(const PackSet<V, In...>& s, int v, F f, std::index_sequence<I...>) {
+  return store<Out>(f(load(pack_at<I>(s).v[v])...));
+}
+
+// Dense operands whose addresses are aligned to their pack: each thread moves
+// whole packs (16 bytes of the widest operand); the n % V tail goes scalar.
 template <int V, typename Out, typename F, typename... In>
-__global__ void dense_kernel(int64_t n, char* out, std::array<const char*, sizeof...(In)> in, F f) {
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x * V;
-  for (int64_t base = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * V; base < n; base += stride) {
-    if (base + V <= n) {
+__global__ void vector_kernel(int64_t n, char* out, std::array<const char*, sizeof...(In)> in, F f) {
+  const int64_t packs = n / V;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = first; p < packs; p += step) {
+    const PackSet<V, In...> loaded = load_packs<V, In...>(in.data(), p);
+    Pack<Out, V> r;
 #pragma unroll
-      for (int v = 0; v < V; ++v) {
-        int64_t offs[sizeof...(In)];
-        for (size_t k = 0; k < sizeof...(In); ++k) offs[k] = base + v;
-        apply<Out, In...>(reinterpret_cast<Out*>(out), in, base + v, offs, f, std::index_sequence_for<In...>{});
-      }
-    } else {
-      for (int64_t i = base; i < n; ++i) {
-        int64_t offs[sizeof...(In)];
-        for (size_t k = 0; k < sizeof...(In); ++k) offs[k] = i;
-        apply<Out, In...>(reinterpret_cast<Out*>(out), in, i, offs, f, std::index_sequence_for<In...>{});
-      }
-    }
+    for (int v = 0; v < V; ++v) r.v[v] = apply_pack<Out, In...>(loaded, v, f, std::index_sequence_for<In...>{});
+    reinterpret_cast<Pack<Out, V>*>(out)[p] = r;
   }
-}
-
-inline void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw sdk::Error(TSR_ERROR_INTERNAL, std::string(what) + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ")");
-}
-
-inline int blocks_for(int64_t n, int threads) {
-  const int64_t b = (n + threads - 1) / threads;
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(b, 1), 65535 * 8));
+  const int64_t i = packs * V + first;
+  if (i < n) {
+    int64_t offs[sizeof...(In)];
+    for (size_t k = 0; k < sizeof...(In); ++k) offs[k] = i;
+    apply<Out, In...>(reinterpret_cast<Out*>(out), in, i, offs, f, std::index_sequence_for<In...>{});
+  }
 }
 
 }  // namespace detail
@@ -128,14 +151,22 @@ template <typename Out, typename... In, typename F>
 void launch_elementwise(const Geometry<1 + sizeof...(In)>& g, char* out, const std::array<const char*, sizeof...(In)>& in,
                         F f, cudaStream_t stream) {
   if (g.numel == 0) return;
-  constexpr int kThreads = 256;
   if (g.dense) {
     constexpr size_t widest = std::max({sizeof(Out), sizeof(In)...});
     constexpr int V = static_cast<int>(16 / widest) > 0 ? static_cast<int>(16 / widest) : 1;
-    detail::dense_kernel<V, Out, F, In...><<<detail::blocks_for((g.numel + V - 1) / V, kThreads), kThreads, 0, stream>>>(
-        g.numel, out, in, f);
-    detail::check_launch("cuda elementwise (dense) launch");
-    return;
+    bool aligned = reinterpret_cast<uintptr_t>(out) % (sizeof(Out) * V) == 0;
+    {
+      size_t k = 0;
+      ((aligned = aligned && reinterpret_cast<uintptr_t>(in[k++]) % (sizeof(In) * V) == 0), ...);
+    }
+    if (V > 1 && aligned) {
+      const int64_t threads_needed = std::max<int64_t>(g.numel / V, g.numel % V);
+      detail::vector_kernel<V, Out, F, In...><<<blocks_for(threads_needed, kThreads), kThreads, 0, stream>>>(
+          g.numel, out, in, f);
+      check_launch("cuda elementwise (vector) launch");
+      return;
+    }
+    // Unaligned dense operands (a view at an odd offset): the strided path over one dim.
   }
   // 32-bit index math when the element count and every operand's extent fit.
   bool small = g.numel < (int64_t{1} << 31);
@@ -144,10 +175,10 @@ void launch_elementwise(const Geometry<1 + sizeof...(In)>& g, char* out, const s
     for (int d = 0; d < g.ndim; ++d) extent += (g.shape[d] - 1) * (g.strides[k].s[d] < 0 ? -g.strides[k].s[d] : g.strides[k].s[d]);
     small = extent < (int64_t{1} << 31);
   }
-  const int blocks = detail::blocks_for(g.numel, kThreads);
+  const int blocks = blocks_for(g.numel, kThreads);
   if (small) detail::strided_kernel<int32_t, Out, F, In...><<<blocks, kThreads, 0, stream>>>(g, out, in, f);
   else detail::strided_kernel<int64_t, Out, F, In...><<<blocks, kThreads, 0, stream>>>(g, out, in, f);
-  detail::check_launch("cuda elementwise (strided) launch");
+  check_launch("cuda elementwise (strided) launch");
 }
 
 }  // namespace tessera::cuda
