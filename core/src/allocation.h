@@ -26,6 +26,14 @@ std::string release_thread_caches_note();
 [[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
 /// Whether the storage's memory came from the core's caching allocator.
 bool is_allocator_storage(const StorageImpl& s) noexcept;
+/// Tensor::record_stream for a plugin stream handle of t's device that
+/// Tessera does not own (a DLPack consumer's, docs/dlpack.md): the memory is
+/// not reused (caching allocator), freed (plugin allocator) or handed back to
+/// its DLPack producer before the work queued on `stream` by then completes.
+/// The stream's owner keeps it valid until the storage is freed.
+void record_stream_handle(const Tensor& t, TsrStream stream);
+/// Whether the storage wraps memory imported through DLPack (dlpack.cpp).
+bool is_dlpack_import(const StorageImpl& s) noexcept;
 /// Whether the storage is pinned host memory (of device type `type`, unless kAnyDeviceType).
 inline constexpr DeviceTypeId kAnyDeviceType = 0xFF;
 bool is_pinned_storage(const StorageImpl& s, DeviceTypeId type = kAnyDeviceType) noexcept;

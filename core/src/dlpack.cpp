@@ -18,7 +18,15 @@
 // (data + byte_offset), so negative and zero strides work. Legacy imports are
 // read-only unless the caller says otherwise (the struct has no flags). The
 // storage's deleter calls the producer's deleter; every refusal calls it
-// before throwing. See docs/dlpack.md.
+// before throwing.
+//
+// Streams (asynchronous devices). Export makes the consumer's stream wait for
+// Tessera's current stream through the plugin's event slots and records the
+// storage as used on it. Import: the tensor belongs to the current stream, and
+// the deleter of an async import waits on the host for its streams before the
+// producer's deleter runs (a producer knows nothing of Tessera's streams, and
+// a host wait is simple and always correct; imports are freed rarely compared
+// to the allocator's blocks). See docs/dlpack.md.
 #include <tessera/dlpack.h>
 #include <tessera/error.h>
 #include <tessera/plugin.h>
@@ -28,9 +36,14 @@
 #include <memory>
 #include <string>
 
+#include "abi_bridge.h"
+#include "allocation.h"
 #include "checked_math.h"
+#include "current_stream.h"
 #include "device_registry.h"
+#include "dlpack_streams.h"
 #include "plugin_host.h"
+#include "recorded_streams.h"
 
 namespace tessera {
 
@@ -127,6 +140,132 @@ ScalarType from_dlpack_dtype(DLDataType t) {
 }
 
 // ---------------------------------------------------------------------------
+// Streams
+
+namespace dlpack_streams {
+
+TsrStream handle_of(int32_t dl_type, DLPackStream value, const char* who, const std::string& where) {
+  if (!value) return nullptr;
+  const int64_t v = *value;
+  auto refuse = [&](const char* why) {
+    throw ValueError(detail::str(who, ": stream=", v, " is refused for ", where, ": ", why));
+  };
+  if (v < kDLPackNoSync) refuse("a stream value is None, -1 (no synchronization) or a stream of the device (>= 0)");
+  switch (dl_type) {
+    case kDLCUDA:
+    case kDLCUDAManaged:
+      if (v == 0)
+        refuse("0 is ambiguous for CUDA and the array API disallows it; pass 1 (legacy default stream), 2 "
+               "(per-thread default stream) or a cudaStream_t");
+      if (v == 1) return nullptr;  // the legacy default stream is the plugin's NULL stream
+      break;
+    case kDLROCM:
+      if (v == 1 || v == 2)
+        refuse("1 and 2 are not ROCm streams and the array API disallows them; pass 0 or None (default "
+               "stream) or a hipStream_t");
+      break;
+    default: break;
+  }
+  return reinterpret_cast<TsrStream>(static_cast<uintptr_t>(v));
+}
+
+DLPackStream value_of(int32_t dl_type, TsrStream s) {
+  if (s == nullptr) {
+    if (dl_type == kDLCUDA || dl_type == kDLCUDAManaged) return 1;
+    if (dl_type == kDLROCM) return 0;
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(reinterpret_cast<uintptr_t>(s));
+}
+
+}  // namespace dlpack_streams
+
+namespace {
+
+bool is_async(const DeviceTypeEntry& e) { return e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage(); }
+
+std::string where(const DeviceTypeEntry& e, Device d) {
+  return detail::str("device ", d.str(), " (device type '", e.name, "' of plugin '", e.plugin_name, "')");
+}
+
+// The consumer's stream on `d` (an async device); ValueError for a refused value.
+TsrStream consumer_handle(const char* who, const DeviceTypeEntry& e, Device d, DLPackStream consumer) {
+  if (!is_async(e)) {
+    TSR_CHECK(!consumer || *consumer == kDLPackNoSync, ValueError, who, ": stream=", *consumer, " is refused for ",
+              where(e, d), ", which is synchronous (it has no streams); pass None or -1");
+    return nullptr;
+  }
+  if (consumer == kDLPackNoSync) return nullptr;
+  return dlpack_streams::handle_of(e.desc.dlpack_device_type, consumer, who, where(e, d));
+}
+
+// The producer's half of the array API's stream rule: the consumer's stream
+// waits (no host block) for the work queued so far on Tessera's current
+// stream, and the memory is recorded as used there.
+void hand_off(const char* who, const Tensor& t, const DeviceTypeEntry& e, DLPackStream consumer) {
+  const Device d = t.device();
+  const TsrStream target = consumer_handle(who, e, d, consumer);
+  if (!is_async(e) || consumer == kDLPackNoSync) return;  // -1: the consumer takes responsibility
+  const TsrStream current = current_stream_handle(d);
+  if (target == current) return;
+  const auto& desc = e.desc;
+  const int32_t index = d.index();
+  TsrEvent ev = nullptr;
+  TsrError* err = call_plugin([&] { return desc.event_create(desc.context, index, &ev); });
+  if (err == nullptr) err = call_plugin([&] { return desc.event_record(desc.context, index, ev, current); });
+  if (err == nullptr) err = call_plugin([&] { return desc.stream_wait_event(desc.context, index, target, ev); });
+  if (ev != nullptr) {  // legal once the wait is queued (it captured the event's position)
+    TsrError* destroyed = call_plugin([&] { return desc.event_destroy(desc.context, index, ev); });
+    if (err == nullptr) {
+      err = destroyed;
+    } else if (destroyed != nullptr) {
+      (void)take_error_message(destroyed);
+    }
+  }
+  if (err != nullptr) [[unlikely]] {
+    throw_abi_error(err, detail::str(who, ": making the consumer's stream (stream=",
+                                     consumer ? detail::str(*consumer) : std::string("None"),
+                                     ") wait for the current stream of ", where(e, d)));
+  }
+  record_stream_handle(t, target);
+}
+
+}  // namespace
+
+void check_dlpack_stream(Device d, DLPackStream consumer_stream, const char* who) {
+  (void)consumer_handle(who, device_entry(d), d, consumer_stream);
+}
+
+DLPackStream dlpack_consumer_stream(Device d) {
+  const DeviceTypeEntry& e = device_entry(d);
+  TSR_CHECK(d.index() >= 0 && d.index() < e.device_count, ValueError, "dlpack_consumer_stream: device ", d.str(),
+            " does not exist: device type '", e.name, "' (plugin '", e.plugin_name, "') has ", e.device_count,
+            " device(s)");
+  if (!is_async(e)) return std::nullopt;
+  return dlpack_streams::value_of(e.desc.dlpack_device_type, current_stream_handle(d));
+}
+
+bool dlpack_has_async_devices() noexcept {
+  for (int i = 0; i < kMaxDeviceTypes; ++i) {
+    const auto id = static_cast<DeviceTypeId>(i);
+    const DeviceTypeEntry* e = device_registry::get(id);
+    if (e == nullptr) break;  // entries are added in id order and never removed
+    if (e->desc.dlpack_device_type != 0 && e->device_count > 0 && is_async(*e) && !device_registry::retired(id) &&
+        device_registry::g_published[i].load(std::memory_order_acquire))
+      return true;
+  }
+  return false;
+}
+
+DLPackStream dlpack_consumer_stream(DLDevice d) {
+  // A type that is not loaded has no current stream but its default: no need
+  // to load plugins here (the import will, and refuses what none provides).
+  const DeviceTypeEntry* e = device_registry::find_dlpack(d.device_type);
+  if (e == nullptr || d.device_id < 0 || d.device_id >= e->device_count || !is_async(*e)) return std::nullopt;
+  return dlpack_streams::value_of(e->desc.dlpack_device_type, current_stream_handle(Device(e->id, d.device_id)));
+}
+
+// ---------------------------------------------------------------------------
 // Export
 
 namespace {
@@ -144,7 +283,7 @@ struct ExportContext {
 };
 
 template <typename Managed>
-Managed* export_tensor(const char* who, const Tensor& t) {
+Managed* export_tensor(const char* who, const Tensor& t, DLPackStream consumer_stream) {
   const TensorImpl& impl = *t.impl();
   const DeviceTypeEntry& e = device_entry(impl.device());
   if (e.desc.dlpack_device_type == 0) [[unlikely]] {
@@ -154,6 +293,7 @@ Managed* export_tensor(const char* who, const Tensor& t) {
                                  "); tensor ", dtype_name(impl.dtype()), impl.sizes()));
   }
   auto ctx = std::make_unique<ExportContext<Managed>>();
+  hand_off(who, t, e, consumer_stream);
   ctx->tensor = t;
   ctx->shape.assign(impl.sizes().begin(), impl.sizes().end());
   ctx->strides.assign(impl.strides().begin(), impl.strides().end());
@@ -178,23 +318,29 @@ const Tensor& defined_tensor(const char* who, const Tensor& t) {
 
 }  // namespace
 
-DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, bool read_only) {
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, bool read_only, DLPackStream consumer_stream) {
   defined_tensor("to_dlpack_versioned", t);
-  DLManagedTensorVersioned* m = export_tensor<DLManagedTensorVersioned>("to_dlpack_versioned", t);
+  DLManagedTensorVersioned* m = export_tensor<DLManagedTensorVersioned>("to_dlpack_versioned", t, consumer_stream);
   m->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
   m->flags = (read_only || t.is_read_only()) ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
   return m;
 }
 
-DLManagedTensor* to_dlpack(const Tensor& t) {
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& t, bool read_only) {
+  return to_dlpack_versioned(t, read_only, std::nullopt);
+}
+
+DLManagedTensor* to_dlpack(const Tensor& t, DLPackStream consumer_stream) {
   defined_tensor("to_dlpack", t);
   // The legacy struct cannot say "read-only"; a consumer would be free to write
   // (NumPy refuses the same way). The versioned export carries the flag.
   TSR_CHECK(!t.is_read_only(), ValueError, "to_dlpack: cannot export a read-only tensor (",
             dtype_name(t.scalar_type()), t.sizes(), " on ", t.device().str(),
             ") through legacy DLManagedTensor, which cannot signal read-only; use to_dlpack_versioned");
-  return export_tensor<DLManagedTensor>("to_dlpack", t);
+  return export_tensor<DLManagedTensor>("to_dlpack", t, consumer_stream);
 }
+
+DLManagedTensor* to_dlpack(const Tensor& t) { return to_dlpack(t, std::nullopt); }
 
 // ---------------------------------------------------------------------------
 // Import
@@ -203,13 +349,18 @@ namespace {
 
 // Storage deleters: the producer's deleter, read when the storage dies (the
 // producer owns the struct until then).
-void versioned_storage_deleter(StorageImpl& s) noexcept {
-  auto* m = static_cast<DLManagedTensorVersioned*>(s.deleter_context());
+template <typename Managed>
+void storage_deleter(StorageImpl& s) noexcept {
+  auto* m = static_cast<Managed*>(s.deleter_context());
   if (m->deleter != nullptr) m->deleter(m);
 }
-void legacy_storage_deleter(StorageImpl& s) noexcept {
-  auto* m = static_cast<DLManagedTensor*>(s.deleter_context());
-  if (m->deleter != nullptr) m->deleter(m);
+// On an asynchronous device, Tessera's queued work may still use the memory:
+// the host waits for the import's stream and the recorded ones first.
+template <typename Managed>
+void async_storage_deleter(StorageImpl& s) noexcept {
+  if (const DeviceTypeEntry* e = device_registry::get(s.device().type()))
+    recorded_streams::synchronize_all(s, *e, stream_handle(s.stream()));
+  storage_deleter<Managed>(s);
 }
 
 // Calls the producer's deleter if the import does not complete.
@@ -326,15 +477,18 @@ ImportPlan check_import(const char* who, const DLTensor& dl) {
 }
 
 template <typename Managed>
-Tensor import_tensor(const char* who, Managed* managed, bool read_only, StorageImpl::Deleter storage_deleter,
-                     DeleterGuard<Managed>& guard) {
+Tensor import_tensor(const char* who, Managed* managed, bool read_only, DeleterGuard<Managed>& guard) {
   const ImportPlan plan = check_import(who, managed->dl_tensor);
   // The storage pins the device's plugin (like storages the plugin allocated):
   // every op on the tensor calls that plugin, so it must stay loaded while the
   // tensor lives. The memory itself is freed by the producer's deleter.
-  Storage storage(new StorageImpl(plan.base, plan.nbytes, plan.device, storage_deleter, managed,
+  const bool async = is_async(*plan.entry);
+  Storage storage(new StorageImpl(plan.base, plan.nbytes, plan.device,
+                                  async ? &async_storage_deleter<Managed> : &storage_deleter<Managed>, managed,
                                   PluginRef(plan.entry->plugin), read_only));
   guard.release();  // from here on the storage calls the producer's deleter, also if what follows throws
+  // The producer ordered its work before the current stream (dlpack_consumer_stream): the memory is its.
+  if (async) storage->set_stream(current_stream_ref(plan.device));
   return Tensor(boost::intrusive_ptr<TensorImpl>(
       new TensorImpl(std::move(storage), plan.dtype, plan.sizes, plan.strides, plan.offset)));
 }
@@ -352,16 +506,22 @@ Tensor from_dlpack(DLManagedTensorVersioned* managed) {
                                  "deleter was called)"));
   }
   const bool read_only = (managed->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  return import_tensor("from_dlpack", managed, read_only, &versioned_storage_deleter, guard);
+  return import_tensor("from_dlpack", managed, read_only, guard);
 }
 
 Tensor from_dlpack(DLManagedTensor* managed, LegacyAccess access) {
   TSR_CHECK(managed != nullptr, ValueError, "from_dlpack: the DLManagedTensor pointer is NULL");
   DeleterGuard<DLManagedTensor> guard(managed);
   // No flags in the legacy struct: read-only unless the caller vouches for it.
-  return import_tensor("from_dlpack", managed, access != LegacyAccess::Writable, &legacy_storage_deleter, guard);
+  return import_tensor("from_dlpack", managed, access != LegacyAccess::Writable, guard);
 }
 
 void validate_dlpack(const DLTensor& t) { (void)check_import("validate_dlpack", t); }
+
+bool is_dlpack_import(const StorageImpl& s) noexcept {
+  const StorageImpl::Deleter d = s.deleter();
+  return d == &storage_deleter<DLManagedTensorVersioned> || d == &storage_deleter<DLManagedTensor> ||
+         d == &async_storage_deleter<DLManagedTensorVersioned> || d == &async_storage_deleter<DLManagedTensor>;
+}
 
 }  // namespace tessera

@@ -9,19 +9,35 @@
 
 namespace tessera {
 
+namespace {
+// record_stream of a Tessera stream (`stream`, kept alive) or of a bare plugin
+// handle (`stream` null; its owner keeps it valid).
+void record_use(const Tensor& t, TsrStream handle, const Stream* stream) {
+  const DeviceTypeEntry& e = device_entry(t.device());
+  StorageImpl& s = *t.storage();
+  if (!e.has(TSR_DEVICE_CAP_ASYNC) || e.no_storage() || s.data() == nullptr) return;  // nothing is queued
+  if (is_allocator_storage(s)) {
+    static_cast<memory::DeviceAllocator*>(s.deleter_context())->allocator.record_stream(s.data(), handle);
+    return;
+  }
+  // Ours (the plugin's allocator) or a DLPack import; from_blob memory is its owner's business.
+  if (s.deleter_context() != &e && !is_dlpack_import(s)) return;
+  if (handle == stream_handle(s.stream())) return;  // its own stream
+  if (stream != nullptr) {
+    recorded_streams::add(s, *stream);
+  } else {
+    recorded_streams::add_handle(s, handle);
+  }
+}
+}  // namespace
+
 void Tensor::record_stream(const Stream& stream) const {
   TSR_CHECK(stream.device() == device(), ValueError, "record_stream: the stream ", stream.str(),
             " is not on the tensor's device ", device().str());
-  const DeviceTypeEntry& e = device_entry(device());
-  StorageImpl& s = *storage();
-  if (!e.has(TSR_DEVICE_CAP_ASYNC) || e.no_storage() || s.data() == nullptr) return;  // nothing is queued
-  if (is_allocator_storage(s)) {
-    static_cast<memory::DeviceAllocator*>(s.deleter_context())->allocator.record_stream(s.data(), stream.handle());
-    return;
-  }
-  if (s.deleter_context() != &e || stream.handle() == stream_handle(s.stream())) return;  // not ours, or its own stream
-  recorded_streams::add(s, stream);
+  record_use(*this, stream.handle(), &stream);
 }
+
+void record_stream_handle(const Tensor& t, TsrStream stream) { record_use(t, stream, nullptr); }
 
 namespace {
 bool offers_pinned(const DeviceTypeEntry& e) { return e.desc.host_allocate != nullptr && e.device_count > 0; }

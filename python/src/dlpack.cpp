@@ -7,6 +7,11 @@
 // (DLManagedTensorVersioned) or "dltensor" (legacy DLManagedTensor) owns its
 // managed tensor until a consumer renames it "used_dltensor[_versioned]" and takes
 // ownership. The capsule's destructor calls the deleter only if nobody did.
+//
+// Streams (the array API's rule, docs/dlpack.md): __dlpack__(stream=s) hands
+// the tensor off to the consumer's stream s on an asynchronous device (None
+// and -1 only on synchronous ones); from_dlpack(x) asks x.__dlpack_device__()
+// and passes Tessera's current stream there as x.__dlpack__(stream=...).
 #include "common.h"
 
 #include <tessera/abi.h>  // TSR_DEVICE_CAP_HOST_ACCESSIBLE
@@ -133,19 +138,39 @@ std::string short_repr(nb::handle h) {
   return r.size() > 80 ? r.substr(0, 77) + "..." : r;
 }
 
+bool is_async(const Device& d) {
+  const DeviceTypeSummary* s = summary_by_name(d.type_name());
+  return s != nullptr && (s->capabilities & TSR_DEVICE_CAP_ASYNC) != 0;
+}
+
+// The stream= argument of __dlpack__ (the array API's value) as the core takes
+// it. Synchronous devices accept None and -1 only; asynchronous ones any int
+// the device's encoding allows (tessera/dlpack.h DLPackStream), refused with
+// ValueError like everything else that is not a stream value.
+DLPackStream stream_argument(const Device& device, nb::handle stream) {
+  if (stream.is_none()) return std::nullopt;
+  int overflow = 0;
+  long long v = 0;
+  const bool is_int = PyLong_Check(stream.ptr()) && !PyBool_Check(stream.ptr());
+  if (is_int) {
+    v = PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow);
+    if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  }
+  if (!is_async(device)) {
+    if (!is_int || overflow != 0 || v != -1)
+      throw nb::value_error(("__dlpack__: stream must be None or -1 for device " + device.str() +
+                             ", which has no streams (got stream=" + short_repr(stream) + ")").c_str());
+    return kDLPackNoSync;
+  }
+  if (!is_int || overflow != 0)
+    throw nb::value_error(("__dlpack__: stream must be None or an int from -1 to 2**63 - 1 for device " +
+                           device.str() + " (got stream=" + short_repr(stream) + ")").c_str());
+  check_dlpack_stream(device, v, "__dlpack__");  // ValueError, not the BufferError of other refusals
+  return v;
+}
+
 nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                   std::optional<bool> copy) {
-  // Synchronous devices only today (docs/dlpack.md): no stream hand-off to do.
-  if (!stream.is_none()) {
-    int overflow = 0;
-    const bool minus_one = PyLong_Check(stream.ptr()) && !PyBool_Check(stream.ptr()) &&
-                           PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow) == -1 && overflow == 0 &&
-                           !PyErr_Occurred();
-    PyErr_Clear();
-    if (!minus_one)
-      throw nb::value_error(("__dlpack__: stream must be None or -1 for device " + self.device().str() +
-                             ", which has no streams (got stream=" + short_repr(stream) + ")").c_str());
-  }
   bool versioned = false;
   if (!max_version.is_none()) {
     auto mv = int_pair(max_version, "max_version");
@@ -153,8 +178,7 @@ nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version,
     // Python ints, so any major (even beyond int64) is fine.
     versioned = PyObject_RichCompareBool(mv.first.ptr(), nb::int_(1).ptr(), Py_GE) == 1;
   }
-  Tensor t = self;
-  bool copied = false;
+  std::optional<Device> target;  // dl_device, when it is not the tensor's device
   if (!dl_device.is_none()) {
     auto want_obj = int_pair(dl_device, "dl_device");
     const std::pair<int32_t, int32_t> want{dl_device_int(want_obj.first, dl_device, "device type"),
@@ -164,16 +188,25 @@ nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version,
         throw nb::buffer_error(("__dlpack__: dl_device=(" + std::to_string(want.first) + ", " +
                                 std::to_string(want.second) + ") needs a copy from " + self.device().str() +
                                 " but copy=False").c_str());
-      t = self.to(device_of_dlpack(want.first, want.second));
-      copied = true;
+      target = device_of_dlpack(want.first, want.second);
     }
+  }
+  // The stream is one of the device the consumer uses the tensor on. A copy to
+  // it is queued on Tessera's current stream there, so the hand-off covers it.
+  const DLPackStream consumer_stream = stream_argument(target ? *target : self.device(), stream);
+  Tensor t = self;
+  bool copied = false;
+  if (target) {
+    t = self.to(*target);
+    copied = true;
   }
   if (copy.value_or(false) && !copied) {
     t = self.clone();
     copied = true;
   }
   if (versioned) {
-    DLManagedTensorVersioned* managed = export_or_buffer_error([&] { return to_dlpack_versioned(t); });
+    DLManagedTensorVersioned* managed =
+        export_or_buffer_error([&] { return to_dlpack_versioned(t, false, consumer_stream); });
     if (copied) managed->flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
     PyObject* cap = PyCapsule_New(managed, kVersioned, versioned_capsule_destructor);
     if (cap == nullptr) {
@@ -183,7 +216,7 @@ nb::object dlpack(const Tensor& self, nb::handle stream, nb::handle max_version,
     return nb::steal(cap);
   }
   // Legacy export refuses read-only tensors: DLManagedTensor has no flag to say so.
-  DLManagedTensor* managed = export_or_buffer_error([&] { return to_dlpack(t); });
+  DLManagedTensor* managed = export_or_buffer_error([&] { return to_dlpack(t, consumer_stream); });
   PyObject* cap = PyCapsule_New(managed, kLegacy, legacy_capsule_destructor);
   if (cap == nullptr) {
     managed->deleter(managed);
@@ -220,9 +253,13 @@ Tensor from_capsule(nb::handle cap) {
 // (process lifetime), so nothing is released after interpreter finalization.
 struct CallConstants {
   PyObject* dlpack_name;       // "__dlpack__"
+  PyObject* dlpack_device_name;  // "__dlpack_device__"
   PyObject* max_version;       // (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION)
   PyObject* kw_max_version;    // ("max_version",)
   PyObject* kw_max_version_copy;  // ("max_version", "copy")
+  PyObject* kw_stream;         // ("stream",)
+  PyObject* kw_stream_max_version;       // ("stream", "max_version")
+  PyObject* kw_stream_max_version_copy;  // ("stream", "max_version", "copy")
 };
 CallConstants g_call{};
 
@@ -231,11 +268,42 @@ CallConstants g_call{};
                         nb::cast<std::string>(nb::str(obj.type().attr("__name__")))).c_str());
 }
 
-// obj.__dlpack__(max_version=(1, minor)[, copy=copy]). Returns None when the
-// producer rejects the keywords with TypeError (a pre-1.0 producer).
-nb::object call_dlpack(nb::handle obj, std::optional<bool> copy) {
-  PyObject* args[3] = {obj.ptr(), g_call.max_version, copy ? (*copy ? Py_True : Py_False) : nullptr};
-  PyObject* kwnames = copy ? g_call.kw_max_version_copy : g_call.kw_max_version;
+// The stream= value to pass to a producer (the array API's consumer side):
+// Tessera's current stream on the device obj.__dlpack_device__() reports, when
+// that is an asynchronous device; nullopt (pass nothing, i.e. None) otherwise,
+// also for a producer without __dlpack_device__ or with a malformed answer
+// (the import then judges the device the capsule names).
+DLPackStream consumer_stream_of(nb::handle obj) {
+  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), g_call.dlpack_device_name);
+  if (r == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) throw nb::python_error();
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  nb::object dev = nb::steal(r);
+  if (!PyTuple_Check(r) || PyTuple_GET_SIZE(r) != 2) return std::nullopt;
+  int o1 = 0, o2 = 0;
+  const long long type = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(r, 0), &o1);
+  const long long id = PyLong_AsLongLongAndOverflow(PyTuple_GET_ITEM(r, 1), &o2);
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  if (o1 != 0 || o2 != 0 || type < 0 || type > INT32_MAX || id < 0 || id > INT32_MAX) return std::nullopt;
+  return dlpack_consumer_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
+}
+
+// obj.__dlpack__([stream=s, ]max_version=(1, minor)[, copy=copy]). Returns None
+// when the producer rejects the keywords with TypeError (a pre-1.0 producer).
+nb::object call_dlpack(nb::handle obj, DLPackStream stream, std::optional<bool> copy) {
+  nb::object stream_value = stream ? nb::int_(*stream) : nb::object();
+  PyObject* args[4] = {obj.ptr()};
+  size_t n = 1;
+  if (stream) args[n++] = stream_value.ptr();
+  args[n++] = g_call.max_version;
+  if (copy) args[n++] = *copy ? Py_True : Py_False;
+  PyObject* kwnames = stream ? (copy ? g_call.kw_stream_max_version_copy : g_call.kw_stream_max_version)
+                             : (copy ? g_call.kw_max_version_copy : g_call.kw_max_version);
   PyObject* r = PyObject_VectorcallMethod(g_call.dlpack_name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
   if (r != nullptr) return nb::steal(r);
   if (PyErr_ExceptionMatches(PyExc_AttributeError) && !PyObject_HasAttr(obj.ptr(), g_call.dlpack_name)) {
@@ -247,8 +315,17 @@ nb::object call_dlpack(nb::handle obj, std::optional<bool> copy) {
   return nb::none();
 }
 
-nb::object call_legacy_dlpack(nb::handle obj) {
-  PyObject* r = PyObject_CallMethodNoArgs(obj.ptr(), g_call.dlpack_name);
+// The pre-1.0 call: obj.__dlpack__() or obj.__dlpack__(stream=s) (the stream
+// argument predates max_version).
+nb::object call_legacy_dlpack(nb::handle obj, DLPackStream stream) {
+  PyObject* r;
+  if (stream) {
+    nb::object stream_value = nb::int_(*stream);
+    PyObject* args[2] = {obj.ptr(), stream_value.ptr()};
+    r = PyObject_VectorcallMethod(g_call.dlpack_name, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, g_call.kw_stream);
+  } else {
+    r = PyObject_CallMethodNoArgs(obj.ptr(), g_call.dlpack_name);
+  }
   if (r == nullptr) throw nb::python_error();
   return nb::steal(r);
 }
@@ -259,9 +336,12 @@ Tensor from_dlpack_obj(nb::handle obj, const DeviceArg& device, std::optional<bo
   if (PyCapsule_CheckExact(obj.ptr())) {
     t = from_capsule(obj);
   } else {
-    nb::object cap = call_dlpack(obj, copy);
+    // The producer orders its work before Tessera's current stream (async
+    // devices); without any, no need to ask for its device (a call per import).
+    const DLPackStream stream = dlpack_has_async_devices() ? consumer_stream_of(obj) : std::nullopt;
+    nb::object cap = call_dlpack(obj, stream, copy);
     copied = copy.value_or(false) && !cap.is_none();
-    if (cap.is_none()) cap = call_legacy_dlpack(obj);
+    if (cap.is_none()) cap = call_legacy_dlpack(obj, stream);
     if (!PyCapsule_CheckExact(cap.ptr()))
       throw nb::type_error("from_dlpack: __dlpack__() did not return a PyCapsule");
     t = from_capsule(cap);
@@ -443,7 +523,13 @@ void register_dlpack(nb::module_& m, nb::class_<Tensor>& cls) {
   g_call.max_version = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
   g_call.kw_max_version = Py_BuildValue("(s)", "max_version");
   g_call.kw_max_version_copy = Py_BuildValue("(ss)", "max_version", "copy");
-  if (!g_call.dlpack_name || !g_call.max_version || !g_call.kw_max_version || !g_call.kw_max_version_copy)
+  g_call.dlpack_device_name = PyUnicode_InternFromString("__dlpack_device__");
+  g_call.kw_stream = Py_BuildValue("(s)", "stream");
+  g_call.kw_stream_max_version = Py_BuildValue("(ss)", "stream", "max_version");
+  g_call.kw_stream_max_version_copy = Py_BuildValue("(sss)", "stream", "max_version", "copy");
+  if (!g_call.dlpack_name || !g_call.max_version || !g_call.kw_max_version || !g_call.kw_max_version_copy ||
+      !g_call.dlpack_device_name || !g_call.kw_stream || !g_call.kw_stream_max_version ||
+      !g_call.kw_stream_max_version_copy)
     throw nb::python_error();
   m.attr("__dlpack_version__") = nb::make_tuple(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
 }

@@ -363,7 +363,8 @@ TEST(SimAbi, MalformedConfigurationFailsInitializeNamingTheSetting) {
       {"devices=abc", "devices=abc"},      {"devices=65", "devices=65"},       {"memory_mb=0", "memory_mb=0"},
       {"bogus=1", "unknown key 'bogus'"},  {"check=maybe", "check=maybe"},     {"devices=2,devices=3", "set twice"},
       {"latency_us", "has no '='"},        {"devices=1,,check=off", "empty"},  {"latency_us=-5", "latency_us=-5"},
-      {"memory_mb= 4", "memory_mb= 4"},    {"latency_us=99999999999", "latency_us"}};
+      {"memory_mb= 4", "memory_mb= 4"},    {"latency_us=99999999999", "latency_us"},
+      {"dlpack_type=1024", "dlpack_type=1024"}, {"dlpack_type=-1", "dlpack_type=-1"}};
   for (const auto& [config, fragment] : cases) {
     Instance sim(config);
     EXPECT_FALSE(sim.init.ok) << config;
@@ -374,8 +375,13 @@ TEST(SimAbi, MalformedConfigurationFailsInitializeNamingTheSetting) {
   }
   Instance ok("devices=3,memory_mb=8,latency_us=0,alloc_latency_us=0,check=warn");
   EXPECT_TRUE(ok.init.ok) << ok.init.message;
+  EXPECT_EQ(ok.d().dlpack_device_type, 0) << "sim is exchangeable through DLPack only when asked";
   Instance empty("");
   EXPECT_TRUE(empty.init.ok) << empty.init.message;
+  // The opt-in DLPack device type (tests of the DLPack stream hand-off).
+  Instance exchangeable("dlpack_type=12");
+  ASSERT_TRUE(exchangeable.init.ok) << exchangeable.init.message;
+  EXPECT_EQ(exchangeable.d().dlpack_device_type, 12);
   // A malformed per-stream latency fails stream_create, naming the variable.
   ScopedEnv env("TESSERA_SIM_STREAM_LATENCY_US", "fast");
   TsrStream s = nullptr;

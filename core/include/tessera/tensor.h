@@ -124,10 +124,11 @@ class Tensor {
   // ---- memory (docs/memory.md, docs/streams.md) ----
   /// Marks this tensor's memory as used by work queued on `stream` (a stream of
   /// its device): when the tensor is freed, the memory is reused only after
-  /// the work queued on `stream` so far completes. A no-op for the stream the
-  /// memory was allocated on, on synchronous devices, and for memory the core
-  /// did not allocate (DLPack imports, from_blob), which its owner frees.
-  /// ValueError for a stream of another device.
+  /// the work queued on `stream` so far completes. For a DLPack import on an
+  /// asynchronous device, the producer's deleter runs only after the host has
+  /// waited for `stream` (docs/dlpack.md). A no-op for the stream the memory
+  /// was allocated (or imported) on, on synchronous devices, and for from_blob
+  /// memory, which its owner frees. ValueError for a stream of another device.
   void record_stream(const Stream& stream) const;
   /// A copy of this cpu tensor in pinned (page-locked) host memory of
   /// `device_type` ("" = the accelerator: the first loaded device type other

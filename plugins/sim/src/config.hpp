@@ -30,8 +30,12 @@ struct Config {
   uint64_t latency_us = 0;          // latency_us=N    per-launch latency of each device's default stream
   uint64_t alloc_latency_us = 0;    // alloc_latency_us=N  host time of each raw allocate (cudaMalloc is slow)
   CheckMode check = CheckMode::kError;  // check=error|warn|off
+  int32_t dlpack_type = 0;          // dlpack_type=N   DLPack device type to register (0: none), for DLPack tests
   uint64_t memory_bytes() const { return memory_mb << 20; }
 };
+
+/// The largest accepted dlpack_type (DLPack's codes are small; leaves room for new ones).
+inline constexpr uint64_t kMaxDLPackType = 1023;
 
 /// The largest accepted latency: 10 s (a typo like 1000000000 would hang tests).
 inline constexpr uint64_t kMaxLatencyUs = 10'000'000;
@@ -42,7 +46,7 @@ namespace detail {
   throw sdk::Error(TSR_ERROR_INVALID_ARGUMENT,
                    "TESSERA_SIM: " + what +
                        " (expected comma-separated key=value settings: devices=N, memory_mb=N, latency_us=N, "
-                       "alloc_latency_us=N, check=error|warn|off; see docs/sim.md)");
+                       "alloc_latency_us=N, check=error|warn|off, dlpack_type=N; see docs/sim.md)");
 }
 
 /// A whole decimal number in [lo, hi] without sign or blanks, else nullopt-like false.
@@ -96,6 +100,10 @@ inline Config parse_config(const char* text) {
       c.latency_us = detail::number_setting(key, value, 0, kMaxLatencyUs);
     } else if (key == "alloc_latency_us") {
       c.alloc_latency_us = detail::number_setting(key, value, 0, kMaxLatencyUs);
+    } else if (key == "dlpack_type") {
+      // Opt-in: sim memory is host memory, but only a test that asks for it
+      // should see sim tensors cross DLPack (the host refuses reserved types).
+      c.dlpack_type = static_cast<int32_t>(detail::number_setting(key, value, 0, kMaxDLPackType));
     } else if (key == "check") {
       if (value == "error") c.check = CheckMode::kError;
       else if (value == "warn") c.check = CheckMode::kWarn;

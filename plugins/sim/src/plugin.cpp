@@ -176,7 +176,9 @@ void host_deallocate(void* context, void* ptr, size_t nbytes) {
 TsrDeviceTypeDesc device_desc(Sim& sim) {
   TsrDeviceTypeDesc d{};  // zero-initialized: any slot not set below is NULL
   d.name = "sim";
-  d.dlpack_device_type = 0;  // simulated device memory: not exchangeable through DLPack (kernels see kDLExtDev)
+  // 0 unless TESSERA_SIM's dlpack_type asks (tests of the DLPack stream
+  // hand-off); with 0, kernels see kDLExtDev.
+  d.dlpack_device_type = sim.config().dlpack_type;
   // Not HOST_ACCESSIBLE, although the bytes are host memory: the core must go
   // through copies, exactly as for a discrete accelerator.
   d.capabilities = TSR_DEVICE_CAP_ASYNC | TSR_DEVICE_CAP_CACHING_ALLOCATOR;
