@@ -49,6 +49,20 @@ void register_dtype_device(nb::module_& m) {
   // prints a line on stderr.
 
   m.def("devices", &tessera::devices, "Every device of every loaded plugin.");
+  m.def("_device_types", [] {
+    nb::list out;
+    for (const DeviceTypeSummary& t : tessera::device_types()) {
+      nb::dict d;
+      d["name"] = t.name;
+      d["plugin"] = t.plugin;
+      d["device_count"] = t.device_count;
+      d["unavailable_reason"] = t.unavailable_reason;
+      d["descriptions"] = t.device_descriptions;
+      out.append(d);
+    }
+    return out;
+  }, "Every registered device type: name, plugin, device_count, unavailable_reason, descriptions "
+     "(what tessera.cuda and `tessera info` read).");
   m.def("load_plugin", [](const std::string& path) { return tessera::load_plugin(path).name; },
         nb::arg("path"), "Load a plugin library; returns its name.");
   m.def("info", &tessera::info_text, "Plugins, device types, devices and kernels, as text.");

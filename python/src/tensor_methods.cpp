@@ -108,6 +108,18 @@ void register_tensor_methods(nb::module_& m, nb::class_<Tensor>& cls) {
          "device to the host (the result is then pinned), returns once the copy is queued on the device's "
          "current stream (docs/streams.md).")
       .def("cpu", &Tensor::cpu)
+      .def("cuda", [](const Tensor& t, nb::handle device, bool non_blocking) {
+        // device: None (cuda:0, as PyTorch's current device here), an index, "cuda:N" or a tessera.device.
+        Device d("cuda:0");
+        if (nb::isinstance<nb::int_>(device)) d = Device("cuda:" + std::to_string(nb::cast<int64_t>(device)));
+        else if (nb::isinstance<nb::str>(device)) d = Device(nb::cast<std::string>(device));
+        else if (!device.is_none()) d = nb::cast<Device>(device);
+        if (d.type_name() != "cuda")
+          throw nb::value_error(("Tensor.cuda(): expected a cuda device, got " + d.str()).c_str());
+        return t.to(d, t.scalar_type(), non_blocking);
+      }, nb::arg("device") = nb::none(), nb::arg("non_blocking") = false,
+         "A copy on a cuda device (this tensor itself when already there), as to(\"cuda:N\").")
+      .def_prop_ro("is_cuda", [](const Tensor& t) { return t.device().type_name() == "cuda"; })
       // The reversed dims (a permute view), as PyTorch's Tensor.T.
       .def_prop_ro("T", [](const Tensor& t) {
         std::vector<int64_t> d(static_cast<size_t>(t.dim()));

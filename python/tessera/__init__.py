@@ -39,6 +39,7 @@ from tessera import nn, optim  # noqa: E402,F401
 from tessera.serialization import load, save  # noqa: E402,F401
 from tessera.streams import stream  # noqa: E402,F401
 from tessera import memory  # noqa: E402,F401
+from tessera import cuda  # noqa: E402,F401
 from tessera.memory import empty_cache  # noqa: E402,F401
 
 # `from tessera import *` must not shadow the builtins bool/int/float.
