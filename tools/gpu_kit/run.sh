@@ -6,18 +6,22 @@
 #
 # Settings (environment): TESSERA_GPU_WORK (scratch folder, /tmp/tessera-gpu),
 # TESSERA_GPU_JOBS (build and test jobs, all cores), TESSERA_GPU_PYTHON (the
-# interpreter whose packages the tests use, python3), TESSERA_GPU_CUDA (ON).
+# interpreter whose packages the tests use, python3), TESSERA_GPU_CUDA (ON),
+# TESSERA_GPU_STEPS (the steps to run, by name, space-separated; default all:
+# a device command runs at most 10 minutes, so a lease can run the steps in
+# several calls, the build first — the work folder stays while the machine does).
 #
 # Steps, each timed and logged, none stopping the others:
 #   deps     unpack the kit; build GoogleTest from its sources
 #   python   the test runner's wheels (pytest, hypothesis) for the machine's python3
 #   build    configure (every dependency from the kit) and build, CUDA plugin on
 #   isolation  no header or library of those came from elsewhere
-#   suite    the whole test suite (ctest)
 #   cuda     the CUDA tests alone (names with Cuda or cuda)
-#   kit      tessera-plugin-test on the CUDA plugin, test and grad modes
-#   interop  the Python interop tests (tests/python) with PyTorch, CuPy and JAX
-#   bench    the CUDA benchmarks, when built
+#   kit      tessera-plugin-test on the CUDA plugin: test, grad, coverage modes
+#   sanitize the CUDA tests under compute-sanitizer memcheck and racecheck
+#   bench    tessera_bench_cuda and bench/bench_cuda_vs_torch.py
+#   interop  the Python tests (tests/python; interop with PyTorch, CuPy, JAX)
+#   suite    the whole test suite (ctest)
 # The report folder gets at most 8 files: report.md and the logs of the steps
 # that produce results. Exit status: 0 when every step passed.
 set -uo pipefail
@@ -46,9 +50,11 @@ summary="$report/report.md"
 
 failed=0
 # step NAME LOG COMMAND...: runs the command with output in LOG, records the result.
+steps="${TESSERA_GPU_STEPS:-all}"
 step() {
   local name="$1" log="$2"
   shift 2
+  if [ "$steps" != all ] && ! [[ " $steps " == *" ${name%%-*} "* ]]; then return 0; fi
   local t0=$SECONDS
   echo "== $name: $*" | tee -a "$log"
   if "$@" >>"$log" 2>&1; then
@@ -92,6 +98,7 @@ python_env() {
     "$py" -m nanobind --cmake_dir
 }
 step python "$report/build.log" python_env
+[ -x "$py" ] || py="$base_py"  # the python step skipped here: the runner the machine has
 
 export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Only the kit's pkg-config files: nothing of the machine's own is picked up by accident.
@@ -104,7 +111,8 @@ configure_and_build() {
     -DTESSERA_OPENBLAS_LIBRARY="$deps/openblas/lib/libopenblas.so" \
     -DTESSERA_CBLAS_INCLUDE_DIR="$deps/openblas/include" \
     -DTESSERA_DLPACK_INCLUDE_DIR="$deps/dlpack/include" -DTESSERA_PYTHON="$py" \
-    -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_CUDA="${TESSERA_GPU_CUDA:-ON}" &&
+    -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_CUDA="${TESSERA_GPU_CUDA:-ON}" \
+    -DTESSERA_CUDNN_ROOT="$("$py" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null)" &&
     grep -E '^(Boost_DIR|GTest_DIR|TESSERA_OPENBLAS_LIBRARY|TESSERA_DLPACK_INCLUDE_DIR|TSR_LIBZIP_LIBDIR)' \
       "$build/CMakeCache.txt" &&
     cmake --build "$build" -j "$jobs"
@@ -125,18 +133,18 @@ isolation() {
 step isolation "$report/build.log" isolation
 
 export TESSERA_PLUGIN_PATH="$build/lib/tessera/plugins"
-step suite "$report/suite.log" ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 900
 step cuda "$report/cuda.log" ctest --test-dir "$build" -R '[Cc]uda' --no-tests=error --output-on-failure --timeout 900
 cuda_plugin="$TESSERA_PLUGIN_PATH/libtessera-cuda.so"
 step kit "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin"
 step kit-grad "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode grad
 step kit-coverage "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode coverage
-step interop "$report/interop.log" env PYTHONPATH="$build/python" "$py" -m pytest -q "$root/tests/python" -x -q
-if [ -x "$build/bin/tessera_bench_cuda" ]; then
-  step bench "$report/bench.log" "$build/bin/tessera_bench_cuda"
-else
-  echo "| bench | not built (no tessera_bench_cuda) | 0 |" >>"$summary"
-fi
+sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+step sanitize-memcheck "$report/sanitize.log" "$sanitizer" --tool memcheck --error-exitcode 1 "$build/bin/tessera_cuda_tests"
+step sanitize-racecheck "$report/sanitize.log" "$sanitizer" --tool racecheck --error-exitcode 1 "$build/bin/tessera_cuda_tests"
+step bench "$report/bench.log" "$build/bin/tessera_bench_cuda"
+step bench-torch "$report/bench.log" env PYTHONPATH="$build/python" "$py" "$root/bench/bench_cuda_vs_torch.py"
+step interop "$report/interop.log" env PYTHONPATH="$build/python" "$py" -m pytest -q "$root/tests/python" -q
+step suite "$report/suite.log" ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 900
 
 {
   echo
@@ -146,6 +154,12 @@ fi
   echo '```'
   tail -15 "$report/suite.log" 2>/dev/null
   echo '```'
+  echo "## CUDA tests (tail)"
+  echo '```'
+  tail -8 "$report/cuda.log" 2>/dev/null
+  echo '```'
+  echo "## Benchmarks"
+  grep -E '^[|#]' "$report/bench.log" 2>/dev/null
   echo "## Conformance kit on the CUDA plugin (tail)"
   echo '```'
   grep -E '^[0-9]+ checks|^FAIL [a-z_.]+\(' "$report/kit.log" 2>/dev/null | head -40

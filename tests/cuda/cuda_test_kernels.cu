@@ -1,0 +1,38 @@
+// Test-side CUDA helpers for tessera_cuda_tests: a kernel that holds a stream
+// busy, so tests can show that work queued behind it waits (stream order,
+// record_stream, events, DLPack stream hand-off). Tests may link the CUDA
+// runtime; the core and plugins' public API is all they use otherwise.
+#include "cuda_test_kernels.h"
+
+#include <cuda_runtime.h>
+
+namespace {
+
+// Spins for `ns` nanoseconds of device time, then copies n floats.
+__global__ void spin_then_copy(const float* src, float* dst, long long n, unsigned long long ns) {
+  if (threadIdx.x == 0 && blockIdx.x == 0) {
+    const unsigned long long start = clock64();
+    // clock64 counts SM cycles; at <= 2 GHz, 2 cycles per ns is a lower bound on the wait.
+    while (clock64() - start < 2 * ns) {
+    }
+  }
+  __syncthreads();
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    dst[i] = src[i];
+}
+
+}  // namespace
+
+namespace tsrtest {
+
+std::string spin_then_copy(void* stream, const float* src, float* dst, long long n, unsigned long long ns) {
+  // One block: the spin must precede every copy, and __syncthreads orders only a block.
+  ::spin_then_copy<<<1, 256, 0, static_cast<cudaStream_t>(stream)>>>(src, dst, n, ns);
+  const cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? std::string() : std::string(cudaGetErrorName(e));
+}
+
+std::string spin(void* stream, unsigned long long ns) { return spin_then_copy(stream, nullptr, nullptr, 0, ns); }
+
+}  // namespace tsrtest

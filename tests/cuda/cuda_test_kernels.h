@@ -1,0 +1,15 @@
+// Test-side CUDA helpers (cuda_test_kernels.cu). Each returns "" on success or
+// the CUDA error's name. `stream` is a cudaStream_t (a TsrStream of the cuda
+// plugin; NULL: the legacy default stream).
+#pragma once
+
+#include <string>
+
+namespace tsrtest {
+
+/// Queues on `stream`: wait at least `ns` nanoseconds, then dst[i] = src[i] for i < n.
+std::string spin_then_copy(void* stream, const float* src, float* dst, long long n, unsigned long long ns);
+/// Queues on `stream` a kernel that only waits at least `ns` nanoseconds.
+std::string spin(void* stream, unsigned long long ns);
+
+}  // namespace tsrtest
