@@ -9,7 +9,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build ccache g++ pkg-config python3 python3-venv
       libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-      libzip-dev "$@")
+      libzip-dev abigail-tools clang libc++-dev libc++abi-dev "$@")
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,7 @@
 // fallback registration, and dispatch of a boxed call by its keys.
 #include <tessera/dispatcher.h>
 #include <tessera/error.h>
+#include <tessera/op_catalogue.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -99,6 +100,9 @@ Operator& Dispatcher::get(std::string_view name) const {
   TSR_CHECK(op != nullptr, NotImplementedError, "unknown op '", name, "': no operator of that name is declared");
   return *op;
 }
+
+// Bumped with each new tests/abi/op_catalogue_v<N>.txt (abi_op_catalogue_test checks they agree).
+int op_catalogue_version() { return 1; }
 
 std::vector<const Operator*> Dispatcher::operators() const {
   std::lock_guard<std::mutex> lock(state_->mutex);

@@ -6,6 +6,7 @@
 
 #include <tessera/dispatcher.h>
 #include <tessera/error.h>
+#include <tessera/op_catalogue.h>
 
 #include <algorithm>
 #include <boost/dll/runtime_symbol_info.hpp>
@@ -487,6 +488,19 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   // type without its kernels.
   Staging& st = rec.staging;
   std::vector<const DeviceTypeEntry*> added;
+  // If the commit fails after a successful initialize (e.g. the device type
+  // table is full), undo it and let the host's reference run shutdown before the
+  // library closes, so the plugin's state and threads do not outlive its code.
+  struct UndoCommit {
+    std::unique_ptr<PluginRecord>& loaded;
+    std::vector<const DeviceTypeEntry*>& added;
+    ~UndoCommit() {
+      if (!loaded) return;  // committed
+      remove_plugin_kernels(loaded.get());
+      for (const DeviceTypeEntry* e : added) device_registry::retire(e->id);
+      intrusive_ptr_release(loaded.release());
+    }
+  } undo{loaded, added};
   for (DeviceTypeEntry& e : st.device_types) {
     query_device_count(e, rec);
     e.small_block_cache = e.has(TSR_DEVICE_CAP_CACHING_ALLOCATOR) && !e.has(TSR_DEVICE_CAP_ASYNC) && !e.no_storage();
@@ -676,7 +690,8 @@ std::vector<Device> devices() {
 
 std::string info_text() {
   std::ostringstream os;
-  os << "Tessera core, ABI " << TSR_ABI_VERSION_MAJOR << "." << TSR_ABI_VERSION_MINOR << "\n";
+  os << "Tessera core, ABI " << TSR_ABI_VERSION_MAJOR << "." << TSR_ABI_VERSION_MINOR << ", op catalogue "
+     << op_catalogue_version() << "\n";
   os << "Plugin search path:";
   for (const auto& p : plugin_search_path()) os << " " << p;
   os << "\n";

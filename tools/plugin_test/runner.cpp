@@ -301,6 +301,15 @@ std::string error_text(const std::exception& e) {
   return m.size() > 600 ? m.substr(0, 600) + "..." : m;
 }
 
+// Whether `e` says another op than the case's lacks a kernel on the device
+// (eq_ converting its bool result with copy_, say): a gap coverage mode
+// reports, not this kernel's fault.
+bool needs_other_kernel(const Target& target, const OpCase& c, const std::exception& e) {
+  const std::string m = e.what();
+  const size_t colon = m.find(": no kernel for device type '" + target.device_type + "'");
+  return colon != std::string::npos && m.compare(0, colon, c.op->kernel_source().name()) != 0;
+}
+
 // Runs one sample on the device under test and on cpu and checks everything
 // test mode promises for it (docs/conformance.md).
 void check_sample(const Target& target, const OpCase& c, const Sample& s, std::vector<CaseResult>& out,
@@ -340,11 +349,7 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
     try {
       got = call_op(op, dev);
     } catch (const std::exception& e) {
-      // Another op's missing kernel (eq_ converting its bool result with
-      // copy_, say) is a gap coverage mode reports, not this kernel's fault.
-      const std::string m = e.what();
-      const size_t colon = m.find(": no kernel for device type '" + target.device_type + "'");
-      if (colon != std::string::npos && m.compare(0, colon, op.kernel_source().name()) != 0) {
+      if (needs_other_kernel(target, c, e)) {
         ck.add("needs", Status::Skip, "needs a kernel the device lacks (--mode coverage lists them): " + error_text(e));
         return;
       }
@@ -521,8 +526,14 @@ Report run_test_mode(const Target& target, const Options& options) {
       try {
         check_sample(target, c, samples[i], out, &wants[i]);
       } catch (const std::exception& e) {
-        out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), samples[i].name, "error", Status::Fail,
-                                 std::string("the kit could not run the case: ") + e.what(), 0});
+        // Reading a result back can need another kernel too (copy_ to make a
+        // negative-stride output contiguous): the same skip as in check_sample.
+        if (needs_other_kernel(target, c, e))
+          out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), samples[i].name, "needs", Status::Skip,
+                                   "needs a kernel the device lacks (--mode coverage lists them): " + error_text(e), 0});
+        else
+          out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), samples[i].name, "error", Status::Fail,
+                                   std::string("the kit could not run the case: ") + e.what(), 0});
       }
       for (size_t j = before; j < out.size(); ++j)
         if (out[j].status == Status::Fail) wants[i].clear();  // only passing cases go to the thread check
