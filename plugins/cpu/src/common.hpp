@@ -24,14 +24,11 @@ namespace sdk = ::tessera::sdk;
 // dtype masks
 // ---------------------------------------------------------------------------
 
-inline constexpr uint64_t kBoolMask = TSR_DTYPE_BIT(TSR_DTYPE_BOOL);
-inline constexpr uint64_t kIntMask = TSR_DTYPE_BIT(TSR_DTYPE_UINT8) | TSR_DTYPE_BIT(TSR_DTYPE_INT8) |
-                                     TSR_DTYPE_BIT(TSR_DTYPE_INT16) | TSR_DTYPE_BIT(TSR_DTYPE_INT32) |
-                                     TSR_DTYPE_BIT(TSR_DTYPE_INT64);
-inline constexpr uint64_t kFloatMask = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT16) | TSR_DTYPE_BIT(TSR_DTYPE_BFLOAT16) |
-                                       TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64);
-inline constexpr uint64_t kAllMask = kBoolMask | kIntMask | kFloatMask;
-inline constexpr uint64_t kNumericMask = kIntMask | kFloatMask;
+using sdk::kAllMask;  // the SDK's masks (tessera/sdk/dtype.hpp)
+using sdk::kBoolMask;
+using sdk::kFloatMask;
+using sdk::kIntMask;
+using sdk::kNumericMask;
 
 /// One kernel of a registration table: op name, dtypes, entry point.
 struct KernelRegistration {

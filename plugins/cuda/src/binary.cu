@@ -25,11 +25,6 @@ namespace {
 // Element types
 // ---------------------------------------------------------------------------
 
-/// How kernels hold dtype T: bool as its byte, so a byte other than 0/1 from
-/// foreign memory is read as true, as on cpu, instead of being UB.
-template <typename T>
-using storage_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-
 /// What the elementwise launcher hands a functor for a T operand.
 template <typename T>
 using loaded_t = compute_t<storage_t<T>>;

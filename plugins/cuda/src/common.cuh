@@ -25,14 +25,11 @@ namespace sdk = ::tessera::sdk;
 /// Label of every kernel's messages: "cuda kernel add(float32): ...".
 inline constexpr char kCuda[] = "cuda";
 
-inline constexpr uint64_t kBoolMask = TSR_DTYPE_BIT(TSR_DTYPE_BOOL);
-inline constexpr uint64_t kIntMask = TSR_DTYPE_BIT(TSR_DTYPE_UINT8) | TSR_DTYPE_BIT(TSR_DTYPE_INT8) |
-                                     TSR_DTYPE_BIT(TSR_DTYPE_INT16) | TSR_DTYPE_BIT(TSR_DTYPE_INT32) |
-                                     TSR_DTYPE_BIT(TSR_DTYPE_INT64);
-inline constexpr uint64_t kFloatMask = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT16) | TSR_DTYPE_BIT(TSR_DTYPE_BFLOAT16) |
-                                       TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64);
-inline constexpr uint64_t kAllMask = kBoolMask | kIntMask | kFloatMask;
-inline constexpr uint64_t kNumericMask = kIntMask | kFloatMask;
+using sdk::kAllMask;  // the SDK's masks (tessera/sdk/dtype.hpp)
+using sdk::kBoolMask;
+using sdk::kFloatMask;
+using sdk::kIntMask;
+using sdk::kNumericMask;
 
 /// The call's stream (NULL: the legacy default stream, never used by the core).
 inline cudaStream_t stream_of(const TsrKernelCall& call) { return reinterpret_cast<cudaStream_t>(call.stream); }
@@ -94,6 +91,20 @@ template <typename T>
 inline constexpr bool kIsFloating = kIsHalf<T> || std::is_floating_point_v<T>;
 template <typename T>
 inline constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+/// How a dtype's elements are read and written: bool as its byte (any nonzero
+/// byte reads as true, as on cpu, and no byte value is undefined behaviour).
+template <typename T>
+using storage_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+/// The unsigned integer of N bytes, for bit-exact moves (NaN payloads, -0.0).
+template <size_t N> struct UintOfSize;
+template <> struct UintOfSize<1> { using type = uint8_t; };
+template <> struct UintOfSize<2> { using type = uint16_t; };
+template <> struct UintOfSize<4> { using type = uint32_t; };
+template <> struct UintOfSize<8> { using type = uint64_t; };
+template <typename T>
+using bits_t = typename UintOfSize<sizeof(T)>::type;
 
 /// The type arithmetic runs in: float for the half types, the type itself otherwise.
 template <typename T> struct Compute { using type = T; };

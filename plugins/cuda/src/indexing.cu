@@ -41,19 +41,6 @@ constexpr int64_t kInt32Limit = int64_t{1} << 31;
 
 // ---- types ---------------------------------------------------------------
 
-// Memory representation of a CUDA value type: bool as a byte.
-template <typename T>
-using storage_of = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-
-// An unsigned integer of T's size, for bit-exact moves.
-template <size_t N> struct RawOf;
-template <> struct RawOf<1> { using type = uint8_t; };
-template <> struct RawOf<2> { using type = uint16_t; };
-template <> struct RawOf<4> { using type = uint32_t; };
-template <> struct RawOf<8> { using type = uint64_t; };
-template <typename T>
-using raw_t = typename RawOf<sizeof(T)>::type;
-
 // Calls f(TypeTag<I>) with I the index tensor's element type (int64 or int32).
 template <typename F>
 void dispatch_index(const DLTensor& index, F&& f) {
@@ -71,7 +58,7 @@ void dispatch_index(const DLTensor& index, F&& f) {
 // indexing.cpp: through double; integers from INT wrap). Out-of-range floats
 // for integer types (which the core refuses first) saturate instead of UB.
 template <typename V>
-storage_of<V> scalar_as(const TsrValue& v) {
+storage_t<V> scalar_as(const TsrValue& v) {
   sdk::check_scalar(v, "value");
   const double d = v.tag == TSR_VALUE_FLOAT ? v.as.f
                    : v.tag == TSR_VALUE_INT ? static_cast<double>(v.as.i)
@@ -280,7 +267,7 @@ void gather_entry(const TsrKernelCall& call) {
     using I = typename decltype(itag)::type;
     const I* idx = data_as<const I>(index);
     dispatch(call.dtype, [&](auto tag) {
-      using U = raw_t<typename decltype(tag)::type>;
+      using U = bits_t<typename decltype(tag)::type>;
       U* o = data_as<U>(out);
       const U* s = data_as<const U>(self);
       if (fits_int32(g)) {
@@ -307,7 +294,7 @@ struct Assign {
 // scatter_add_: bool is logical or, integers wrap, half types add in float.
 template <typename V>
 struct Accumulate {
-  using type = storage_of<V>;
+  using type = storage_t<V>;
   static constexpr bool kReads = true;
   __device__ type operator()(type a, type b) const {
     if constexpr (std::is_same_v<V, bool>) {
@@ -416,11 +403,11 @@ void scatter_entry(const TsrKernelCall& call) {
     const I* idx = data_as<const I>(index);
     dispatch(call.dtype, [&](auto tag) {
       using V = typename decltype(tag)::type;
-      using Op = std::conditional_t<Add, Accumulate<V>, Assign<raw_t<V>>>;
+      using Op = std::conditional_t<Add, Accumulate<V>, Assign<bits_t<V>>>;
       using T = typename Op::type;
       T value{};
       if (src == nullptr) {
-        const storage_of<V> v = scalar_as<V>(src_v);
+        const storage_t<V> v = scalar_as<V>(src_v);
         std::memcpy(&value, &v, sizeof(T));
       }
       launch_scatter<Op, I>(lines, stream, data_as<T>(self), idx, src == nullptr ? nullptr : data_as<const T>(*src), value);
@@ -472,7 +459,7 @@ void take_entry(const TsrKernelCall& call) {
     using I = typename decltype(itag)::type;
     const I* idx = data_as<const I>(index);
     dispatch(call.dtype, [&](auto tag) {
-      using U = raw_t<typename decltype(tag)::type>;
+      using U = bits_t<typename decltype(tag)::type>;
       U* o = data_as<U>(out);
       const U* s = data_as<const U>(self);
       if (fits_int32(g)) take_kernel<int32_t, I, U><<<blocks_for(g.numel), kThreads, 0, stream>>>(g, o, idx, s, n, flag.device());
@@ -506,8 +493,8 @@ void masked_fill_entry(const TsrKernelCall& call) {
   const Geometry<3> g = make_geometry<3>({&out, &self, &mask});
   dispatch(call.dtype, [&](auto tag) {
     using V = typename decltype(tag)::type;
-    using U = raw_t<V>;
-    const storage_of<V> v = scalar_as<V>(value);
+    using U = bits_t<V>;
+    const storage_t<V> v = scalar_as<V>(value);
     U bits;
     std::memcpy(&bits, &v, sizeof(U));
     launch_elementwise<U, U, uint8_t>(g, sdk::data_ptr(out), {sdk::data_ptr(self), sdk::data_ptr(mask)},
@@ -605,7 +592,7 @@ void masked_select_entry(const TsrKernelCall& call) {
   DLTensor& out = allocate(call, call.dtype, 1, &total);
   if (total == 0) return;
   dispatch(call.dtype, [&](auto tag) {
-    using U = raw_t<typename decltype(tag)::type>;
+    using U = bits_t<typename decltype(tag)::type>;
     const auto values = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0),
                                                         ValueAt<U>{g, data_as<const U>(self)});
     const auto flags = thrust::make_transform_iterator(thrust::counting_iterator<int64_t>(0), selected);
@@ -647,7 +634,7 @@ void nonzero_entry(const TsrKernelCall& call) {
   const Geometry<1> g = make_geometry<1>({&self});
   dispatch(call.dtype, [&](auto tag) {
     using V = typename decltype(tag)::type;
-    using U = raw_t<V>;
+    using U = bits_t<V>;
     const NonZeroAt<U, kIsFloating<V>> nonzero{g, data_as<const U>(self)};
     const int64_t total = g.numel == 0 ? 0 : count_where(call, nonzero, g.numel);
     const int64_t shape[2] = {total, nd};

@@ -38,12 +38,6 @@ bool allow_tf32() {
 
 namespace {
 
-template <size_t N> struct BitsOf;
-template <> struct BitsOf<1> { using type = uint8_t; };
-template <> struct BitsOf<2> { using type = uint16_t; };
-template <> struct BitsOf<4> { using type = uint32_t; };
-template <> struct BitsOf<8> { using type = uint64_t; };
-
 template <typename U>
 __global__ void copy_strided_kernel(const U* src, U* dst, CopyShape s, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
@@ -82,10 +76,10 @@ void copy_strided(const TsrKernelCall& call, size_t elem_size, const void* src, 
   }
   if (n == 0) return;
   switch (elem_size) {
-    case 1: return launch_copy<BitsOf<1>::type>(call, src, dst, s, n);
-    case 2: return launch_copy<BitsOf<2>::type>(call, src, dst, s, n);
-    case 4: return launch_copy<BitsOf<4>::type>(call, src, dst, s, n);
-    case 8: return launch_copy<BitsOf<8>::type>(call, src, dst, s, n);
+    case 1: return launch_copy<UintOfSize<1>::type>(call, src, dst, s, n);
+    case 2: return launch_copy<UintOfSize<2>::type>(call, src, dst, s, n);
+    case 4: return launch_copy<UintOfSize<4>::type>(call, src, dst, s, n);
+    case 8: return launch_copy<UintOfSize<8>::type>(call, src, dst, s, n);
     default: sdk::fail(TSR_ERROR_INTERNAL, "copy_strided: element size " + std::to_string(elem_size));
   }
 }

@@ -41,10 +41,6 @@ namespace {
 
 using sdk::invalid;
 
-/// bool tensors are read and written as bytes; loads test != 0 as cpu does.
-template <typename T>
-using elem_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-
 constexpr int kWarp = 32;
 constexpr int kMaxDims = 16;          // kept or reduced dims after merging
 constexpr int64_t kExactMax = 2048;   // floating sum/prod over at most this many: cpu's order
@@ -201,7 +197,7 @@ template <typename T>
 using value_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, compute_t<T>>;
 
 template <typename T>
-__device__ __forceinline__ value_t<T> value_of(elem_t<T> x) {
+__device__ __forceinline__ value_t<T> value_of(storage_t<T> x) {
   if constexpr (std::is_same_v<T, bool>) {
     return x != 0 ? 1 : 0;
   } else {
@@ -220,7 +216,7 @@ template <typename T>
 using scan_acc_t = std::conditional_t<kIsHalf<T>, float, std::conditional_t<kIsFloating<T>, double, uint64_t>>;
 
 template <typename T, typename A>
-__device__ __forceinline__ A to_acc(elem_t<T> x) {
+__device__ __forceinline__ A to_acc(storage_t<T> x) {
   if constexpr (std::is_same_v<A, uint64_t>) {
     if constexpr (std::is_same_v<T, bool>) {
       return x != 0 ? 1u : 0u;
@@ -235,7 +231,7 @@ __device__ __forceinline__ A to_acc(elem_t<T> x) {
 /// A result as an element of Out, converted as cpu converts (integers wrap,
 /// doubles round to the half types in one step).
 template <typename Out, typename V>
-__device__ __forceinline__ elem_t<Out> to_out(V v) {
+__device__ __forceinline__ storage_t<Out> to_out(V v) {
   if constexpr (std::is_same_v<Out, bool>) {
     return v != V(0) ? 1 : 0;
   } else if constexpr (std::is_same_v<V, uint64_t>) {
@@ -282,11 +278,11 @@ struct NoCtx {};
 
 template <typename T, typename Out, bool IsSum>
 struct FoldOp {  // sum, prod
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = fold_acc_t<T>;
   using Ctx = NoCtx;
   static constexpr bool kVector = true;
-  elem_t<Out>* out;
+  storage_t<Out>* out;
   __device__ Acc init() const { return Acc(IsSum ? 0 : 1); }
   __device__ Ctx context(int64_t) const { return {}; }
   __device__ Acc elem(S x, Ctx, int64_t) const { return to_acc<T, Acc>(x); }
@@ -296,7 +292,7 @@ struct FoldOp {  // sum, prod
 
 template <typename T, bool IsMax>
 struct ExtremeOp {  // amax, amin
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = value_t<T>;
   using Ctx = NoCtx;
   static constexpr bool kVector = true;
@@ -316,7 +312,7 @@ struct ArgAcc {
 
 template <typename T, bool IsMax>
 struct ArgOp {  // max.dim, min.dim: the first extreme, the first NaN if any
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using C = value_t<T>;
   using Acc = ArgAcc<C>;
   using Ctx = NoCtx;
@@ -343,7 +339,7 @@ struct ArgOp {  // max.dim, min.dim: the first extreme, the first NaN if any
 
 template <typename T, bool IsAny>
 struct AnyAllOp {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = uint8_t;
   using Ctx = NoCtx;
   static constexpr bool kVector = true;
@@ -358,7 +354,7 @@ struct AnyAllOp {
 /// Sums in double; finish stores sum * scale into a per-output array (var's mean).
 template <typename T>
 struct MeanOp {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = double;
   using Ctx = NoCtx;
   static constexpr bool kVector = true;
@@ -374,7 +370,7 @@ struct MeanOp {
 /// var / std's second pass: squared deviations from the mean, in double.
 template <typename T, bool Sqrt>
 struct VarOp {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = double;
   using Ctx = double;
   static constexpr bool kVector = true;
@@ -399,7 +395,7 @@ enum class NormKind { Inf, NegInf, Zero, One, Two, General };
 
 template <typename T>
 struct NormOp {  // in double, as cpu; the kind is uniform, so its branches cost little
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = double;
   using Ctx = NoCtx;
   static constexpr bool kVector = false;  // pow/exp-heavy ops stay scalar (code size)
@@ -432,7 +428,7 @@ struct NormOp {  // in double, as cpu; the kind is uniform, so its branches cost
 /// logsumexp's first pass: the NaN-propagating max, in double, into an array.
 template <typename T>
 struct MaxF64Op {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = double;
   using Ctx = NoCtx;
   static constexpr bool kVector = true;
@@ -448,7 +444,7 @@ struct MaxF64Op {
 /// infinite (all -inf, or empty) is the answer itself.
 template <typename T>
 struct LseOp {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using Acc = double;
   using Ctx = double;
   static constexpr bool kVector = false;
@@ -693,7 +689,7 @@ static_assert((int64_t{1} << kCascadeLevels) > kExactMax, "cascade too shallow")
 
 /// cpu's pairwise leaf: 8 interleaved accumulators, a fixed tree, then the tail.
 template <typename T, typename A>
-__device__ A leaf_sum(const elem_t<T>* p, int64_t n, int64_t s) {
+__device__ A leaf_sum(const storage_t<T>* p, int64_t n, int64_t s) {
   A lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -708,7 +704,7 @@ __device__ A leaf_sum(const elem_t<T>* p, int64_t n, int64_t s) {
 /// cpu's pairwise_sum (n elements at p, stride s): halves cut at (n / 2) & ~7
 /// down to kPairwiseLeaf, walked with an explicit stack instead of recursion.
 template <typename T, typename A>
-__device__ A pairwise_sum(const elem_t<T>* p, int64_t n, int64_t s) {
+__device__ A pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
   constexpr int kDepth = 16;  // n <= kExactMax halves to a leaf in far fewer levels
   int64_t off[kDepth], len[kDepth];
   A left[kDepth];
@@ -773,13 +769,13 @@ struct Cascade {
 /// rows, blocks cascaded).
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kThreads)
-    sum_exact(const __grid_constant__ Problem P, const elem_t<T>* in, elem_t<Out>* out) {
+    sum_exact(const __grid_constant__ Problem P, const storage_t<T>* in, storage_t<Out>* out) {
   using A = fold_acc_t<T>;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < P.n_out; o += step) {
     int64_t io, oo;
     kept_offsets(P, o, io, oo);
-    const elem_t<T>* base = in + io;
+    const storage_t<T>* base = in + io;
     A total;
     if (P.red.n == 0) {  // only size-1 dims reduced: the element itself
       total = to_acc<T, A>(base[0]);
@@ -815,21 +811,21 @@ __global__ void __launch_bounds__(kThreads)
 /// a tree; the rest multiplies in order.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    prod_exact(const __grid_constant__ Problem P, const elem_t<T>* in, elem_t<T>* out) {
+    prod_exact(const __grid_constant__ Problem P, const storage_t<T>* in, storage_t<T>* out) {
   using A = fold_acc_t<T>;
   constexpr int kLanes = static_cast<int>(128 / sizeof(A));  // cpu's kLanes<ProdOp>: 32 floats, 16 doubles
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < P.n_out; o += step) {
     int64_t io, oo;
     kept_offsets(P, o, io, oo);
-    const elem_t<T>* base = in + io;
+    const storage_t<T>* base = in + io;
     A acc = A(1);
     if (!P.inner || P.red.n == 0) {  // cpu's outer tiles: rows in order
       for (int64_t r = 0; r < P.n_red; ++r) acc *= to_acc<T, A>(base[red_offset(P, r)]);
     } else {
       const int64_t len = P.red.size[0], s = P.red.in[0], n_runs = P.n_red / len;
       for (int64_t run = 0; run < n_runs; ++run) {
-        const elem_t<T>* p = base + red_offset(P, run, 1);
+        const storage_t<T>* p = base + red_offset(P, run, 1);
         int64_t i = 0;
         if (s == 1 && len >= kLanes) {
           A lane[kLanes];
@@ -922,12 +918,12 @@ void reduce(const Env& env, const Problem& P, const typename Op::S* in, const Op
 }
 
 template <typename T>
-const elem_t<T>* input_of(const DLTensor& self, const Problem& P) {
-  return data_as<const elem_t<T>>(self) + P.in_offset;
+const storage_t<T>* input_of(const DLTensor& self, const Problem& P) {
+  return data_as<const storage_t<T>>(self) + P.in_offset;
 }
 template <typename T>
-elem_t<T>* output_of(const DLTensor& out, const Problem& P) {
-  return data_as<elem_t<T>>(out) + P.out_offset;
+storage_t<T>* output_of(const DLTensor& out, const Problem& P) {
+  return data_as<storage_t<T>>(out) + P.out_offset;
 }
 
 /// Parsed arguments of a reduction over a dim list: (self, ..., dim at
@@ -972,8 +968,8 @@ void fold_kernel(const TsrKernelCall& call) {
     using T = typename decltype(tag)::type;
     const auto run = [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
-      const elem_t<T>* in = input_of<T>(*s.self, P);
-      elem_t<Out>* out = output_of<Out>(*s.out, P);
+      const storage_t<T>* in = input_of<T>(*s.self, P);
+      storage_t<Out>* out = output_of<Out>(*s.out, P);
       if constexpr (kIsFloating<T>) {
         if (P.n_red > 0 && P.n_red <= kExactMax) {
           if constexpr (IsSum) {
@@ -1119,7 +1115,7 @@ void logsumexp_kernel(const TsrKernelCall& call) {
 /// 0/1 in uint64 and stores != 0, i.e. logical or / and.
 template <typename T, bool IsSum>
 struct ScanOp {
-  using S = elem_t<T>;
+  using S = storage_t<T>;
   using A = scan_acc_t<T>;
   static __device__ A identity() { return A(IsSum ? 0 : 1); }
   static __device__ A join(A a, A b) { return IsSum ? a + b : a * b; }
@@ -1136,7 +1132,7 @@ struct ScanShape {
 /// Writes the inclusive scan of each task's segment, starting from carry[task].
 template <typename T, bool IsSum>
 __global__ void __launch_bounds__(kThreads)
-    scan_segments(const __grid_constant__ Problem P, ScanShape sh, const elem_t<T>* in, elem_t<T>* out,
+    scan_segments(const __grid_constant__ Problem P, ScanShape sh, const storage_t<T>* in, storage_t<T>* out,
                   const scan_acc_t<T>* carry) {
   using Op = ScanOp<T, IsSum>;
   const int64_t tasks = P.n_out * sh.segs;
@@ -1157,7 +1153,7 @@ __global__ void __launch_bounds__(kThreads)
 /// Each task's segment total, into total[task].
 template <typename T, bool IsSum>
 __global__ void __launch_bounds__(kThreads)
-    scan_totals(const __grid_constant__ Problem P, ScanShape sh, const elem_t<T>* in, scan_acc_t<T>* total) {
+    scan_totals(const __grid_constant__ Problem P, ScanShape sh, const storage_t<T>* in, scan_acc_t<T>* total) {
   using Op = ScanOp<T, IsSum>;
   const int64_t tasks = P.n_out * sh.segs;
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -1219,8 +1215,8 @@ void scan_kernel(const TsrKernelCall& call) {
   dispatch(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using A = scan_acc_t<T>;
-    const elem_t<T>* in = input_of<T>(self, P);
-    elem_t<T>* o = output_of<T>(out, P);
+    const storage_t<T>* in = input_of<T>(self, P);
+    storage_t<T>* o = output_of<T>(out, P);
     const int64_t tasks = P.n_out * sh.segs;
     A* carry = nullptr;
     if (sh.segs > 1) {

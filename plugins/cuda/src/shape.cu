@@ -20,24 +20,10 @@ using sdk::invalid;
 
 // ---- types ---------------------------------------------------------------
 
-// Memory representation of a CUDA value type: bool as a byte (any non-zero byte
-// reads as true, as on cpu).
-template <typename T>
-using storage_of = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-
-// An unsigned integer of T's size, for bit-exact moves (NaN payloads, -0.0).
-template <size_t N> struct RawOf;
-template <> struct RawOf<1> { using type = uint8_t; };
-template <> struct RawOf<2> { using type = uint16_t; };
-template <> struct RawOf<4> { using type = uint32_t; };
-template <> struct RawOf<8> { using type = uint64_t; };
-template <typename T>
-using raw_t = typename RawOf<sizeof(T)>::type;
-
 // Calls f(TypeTag<U>) with U the unsigned type of the element size of `d`.
 template <typename F>
 void dispatch_raw(TsrDType d, F&& f) {
-  dispatch(d, [&](auto tag) { f(sdk::TypeTag<raw_t<typename decltype(tag)::type>>{}); });
+  dispatch(d, [&](auto tag) { f(sdk::TypeTag<bits_t<typename decltype(tag)::type>>{}); });
 }
 
 // ---- cpu's conversion rules (plugins/cpu/src/convert.hpp) ------------------
@@ -106,7 +92,7 @@ __host__ __device__ __forceinline__ I float_to_int_saturate(F x) {
 // Value types (bool, integers, __half, __nv_bfloat16, float, double) and what a
 // loaded element of one looks like: float for the half types, a byte for bool.
 template <typename T>
-using loaded_t = compute_t<storage_of<T>>;
+using loaded_t = compute_t<storage_t<T>>;
 
 // From -> To as cpu's convert<To, From>, on loaded values. For a half To the
 // result is a float that store<To> (round to nearest even) rounds correctly.
@@ -143,11 +129,11 @@ __host__ __device__ __forceinline__ loaded_t<To> cpu_convert(loaded_t<From> x) {
 
 // A scalar argument converted to T's storage as cpu's scalar_to<T> (fill_, arange).
 template <typename T>
-storage_of<T> scalar_to(const TsrValue& v, const char* name) {
+storage_t<T> scalar_to(const TsrValue& v, const char* name) {
   switch (v.tag) {
-    case TSR_VALUE_INT: return store<storage_of<T>>(cpu_convert<T, int64_t>(v.as.i));
-    case TSR_VALUE_FLOAT: return store<storage_of<T>>(cpu_convert<T, double>(v.as.f));
-    case TSR_VALUE_BOOL: return store<storage_of<T>>(cpu_convert<T, bool>(static_cast<uint8_t>(v.as.b != 0)));
+    case TSR_VALUE_INT: return store<storage_t<T>>(cpu_convert<T, int64_t>(v.as.i));
+    case TSR_VALUE_FLOAT: return store<storage_t<T>>(cpu_convert<T, double>(v.as.f));
+    case TSR_VALUE_BOOL: return store<storage_t<T>>(cpu_convert<T, bool>(static_cast<uint8_t>(v.as.b != 0)));
     default: sdk::check_scalar(v, name);
   }
   invalid(std::string("argument '") + name + "' must be a scalar");
@@ -233,7 +219,7 @@ void copy_kernel(const TsrKernelCall& call) {
     dispatch(dst_dtype, [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
       if constexpr (!std::is_same_v<To, From>) {
-        launch_elementwise<storage_of<To>, storage_of<From>>(g, out, in, ConvertFn<To, From>{}, stream);
+        launch_elementwise<storage_t<To>, storage_t<From>>(g, out, in, ConvertFn<To, From>{}, stream);
       }
     });
   });
@@ -267,8 +253,8 @@ void fill_kernel(const TsrKernelCall& call) {
   if (g.numel == 0) return;
   dispatch(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using U = raw_t<T>;
-    const storage_of<T> v = scalar_to<T>(value, "value");
+    using U = bits_t<T>;
+    const storage_t<T> v = scalar_to<T>(value, "value");
     U bits;
     std::memcpy(&bits, &v, sizeof(U));
     char* out = sdk::data_ptr(self);

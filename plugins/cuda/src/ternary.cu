@@ -17,14 +17,6 @@
 namespace tessera::cuda {
 namespace {
 
-/// The unsigned integer of N bytes: where moves elements as bits, so every
-/// value (NaN payloads, bool bytes other than 0/1) is copied exactly, as on cpu.
-template <size_t N> struct UintOf;
-template <> struct UintOf<1> { using type = uint8_t; };
-template <> struct UintOf<2> { using type = uint16_t; };
-template <> struct UintOf<4> { using type = uint32_t; };
-template <> struct UintOf<8> { using type = uint64_t; };
-
 /// A product the compiler may not fuse into a following add.
 __device__ __forceinline__ float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
@@ -98,7 +90,7 @@ void where_kernel(const TsrKernelCall& call) {
   const Operands ops = ternary_operands(call, "condition", TSR_DTYPE_BOOL, "self", "other");
   DeviceScope scope(call.device_index);
   dispatch(call.dtype, [&](auto tag) {
-    using U = typename UintOf<sizeof(typename decltype(tag)::type)>::type;
+    using U = bits_t<typename decltype(tag)::type>;
     run<U, uint8_t, U, U>(call, ops, SelectOp{});
   });
 }

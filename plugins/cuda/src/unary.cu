@@ -43,11 +43,6 @@ void launch_unary(const TsrKernelCall& call, const Unary& ops, F f) {
   launch_elementwise<Out, In>(g, data_as<char>(*ops.out), in, f, stream_of(call));
 }
 
-// bool is read and written as its byte, so a byte other than 0/1 from foreign
-// memory is no undefined behaviour (the cpu plugin reads it as `!= 0` too).
-template <typename T>
-using elem_t = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
-
 // A floating type's bits: the unsigned integer of its size, the sign bit, the
 // magnitude mask (all but the sign bit) and +inf (exponent all ones, mantissa
 // 0). Ops that only look at or flip the sign, or classify, work on these exactly.
@@ -389,7 +384,7 @@ void predicate_kernel(const TsrKernelCall& call) {
   const Unary ops = unary_operands(call, TSR_DTYPE_BOOL);
   dispatch(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    using S = elem_t<T>;
+    using S = storage_t<T>;
     if constexpr (kIsFloating<T>) {
       using U = typename FloatBits<T>::U;
       launch_unary<uint8_t, U>(call, ops, FloatPredicate<P, T>{});

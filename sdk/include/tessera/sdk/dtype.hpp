@@ -104,6 +104,16 @@ template <> struct DTypeTraits<TSR_DTYPE_BFLOAT16> { using type = BFloat16; };
 template <> struct DTypeTraits<TSR_DTYPE_FLOAT32> { using type = float; };
 template <> struct DTypeTraits<TSR_DTYPE_FLOAT64> { using type = double; };
 
+/// dtype masks for Host::register_kernel, by family (TSR_DTYPE_BIT of each member).
+inline constexpr uint64_t kBoolMask = TSR_DTYPE_BIT(TSR_DTYPE_BOOL);
+inline constexpr uint64_t kIntMask = TSR_DTYPE_BIT(TSR_DTYPE_UINT8) | TSR_DTYPE_BIT(TSR_DTYPE_INT8) |
+                                     TSR_DTYPE_BIT(TSR_DTYPE_INT16) | TSR_DTYPE_BIT(TSR_DTYPE_INT32) |
+                                     TSR_DTYPE_BIT(TSR_DTYPE_INT64);
+inline constexpr uint64_t kFloatMask = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT16) | TSR_DTYPE_BIT(TSR_DTYPE_BFLOAT16) |
+                                       TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64);
+inline constexpr uint64_t kAllMask = kBoolMask | kIntMask | kFloatMask;
+inline constexpr uint64_t kNumericMask = kIntMask | kFloatMask;
+
 /// Carries a type through a generic lambda: `[](auto tag){ using T = typename decltype(tag)::type; }`.
 template <typename T> struct TypeTag { using type = T; };
 
