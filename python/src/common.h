@@ -114,6 +114,7 @@ void register_shape_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void register_indexing_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void register_random_ops(nb::module_& m, nb::class_<Tensor>& cls);
 void register_nn_ops(nb::module_& m, nb::class_<Tensor>& cls);
+void register_ops_call(nb::module_& m);  // ops_call.cpp: tessera.ops, any op by name
 
 
 }  // namespace tessera::python

@@ -109,5 +109,6 @@ NB_MODULE(_C, m) {
   register_indexing_ops(m, cls);
   register_random_ops(m, cls);
   register_nn_ops(m, cls);
+  register_ops_call(m);
   register_autograd(m, cls);
 }

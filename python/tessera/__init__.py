@@ -40,6 +40,9 @@ from tessera.serialization import load, save  # noqa: E402,F401
 from tessera.streams import stream  # noqa: E402,F401
 from tessera import memory  # noqa: E402,F401
 from tessera import cuda  # noqa: E402,F401
+from tessera._ops_by_name import OpNamespace as _OpNamespace  # noqa: E402
+
+ops = _OpNamespace()  # tessera.ops.add(x, y), tessera.ops.myplugin.fused_gelu(x)
 from tessera.memory import empty_cache  # noqa: E402,F401
 
 # `from tessera import *` must not shadow the builtins bool/int/float.
