@@ -66,6 +66,8 @@ nb::object call_op(const std::string& name, const nb::tuple& args, const nb::dic
 void register_ops_call(nb::module_& m) {
   m.def("_call_op", &call_op, nb::arg("name"), nb::arg("args"), nb::arg("kwargs"),
         "Calls the op `name` with the schema's arguments (tessera::ops::call); tessera.ops wraps it.");
+  m.def("_has_op", [](const std::string& name) { return Dispatcher::instance().find(name) != nullptr; },
+        "Whether an op of that name is declared (a map lookup: tessera.ops' fast path).");
   m.def("_op_schemas", [] {
     nb::dict out;
     for (const Operator* op : Dispatcher::instance().operators()) out[op->name().c_str()] = op->schema().text;

@@ -56,6 +56,8 @@ class OpNamespace:
         if name.startswith("__"):
             raise AttributeError(name)
         full = self._full(name)
+        if _C._has_op(full):
+            return OpPacket(full)
         schemas = _schemas()
         if full in schemas or any(n.startswith(full + ".") for n in schemas):
             return OpPacket(full)
