@@ -59,7 +59,11 @@ class Stream {
   /// 0 for a default stream; a process-unique number for a created one.
   uint64_t id() const;
 
-  /// Whether all work queued so far has completed (never blocks).
+  /// Whether all work queued so far has completed (never blocks). It records
+  /// an event and asks whether it completed (the ABI has no stream query), so
+  /// on an idle asynchronous stream it may answer false until the device has
+  /// processed that record, e.g. right after synchronize(): a false answer
+  /// means "not yet known to be done", a true one is exact.
   bool query() const;
   /// Blocks the calling thread until all work queued so far has completed.
   void synchronize() const;
