@@ -41,6 +41,19 @@ struct Geometry {
 template <int N>
 Geometry<N> make_geometry(const std::array<const DLTensor*, N>& ops);
 
+/// Element offset of row-major flat index i of a shape with these strides
+/// (host and device; Index: int32_t where every offset fits, else int64_t).
+template <typename Index>
+__host__ __device__ __forceinline__ Index strided_offset(Index i, int ndim, const int64_t* shape, const int64_t* strides) {
+  Index off = 0;
+  for (int d = ndim - 1; d >= 0; --d) {
+    const Index size = static_cast<Index>(shape[d]);
+    off += (i % size) * static_cast<Index>(strides[d]);
+    i /= size;
+  }
+  return off;
+}
+
 /// Launches out[i] = f(in0[i], in1[i], ...) over the geometry on `stream`.
 /// Out and In are storage types; F is a device functor taking compute types.
 template <typename Out, typename... In, typename F>

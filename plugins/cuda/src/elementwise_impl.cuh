@@ -60,18 +60,6 @@ Geometry<N> make_geometry(const std::array<const DLTensor*, N>& ops) {
 
 namespace detail {
 
-// The element offset of flat index i for one operand (row-major over the shape).
-template <typename Index>
-__device__ __forceinline__ Index offset_of(Index i, int ndim, const int64_t* shape, const int64_t* strides) {
-  Index off = 0;
-  for (int d = ndim - 1; d >= 0; --d) {
-    const Index size = static_cast<Index>(shape[d]);
-    off += (i % size) * static_cast<Index>(strides[d]);
-    i /= size;
-  }
-  return off;
-}
-
 template <typename Out, typename... In, typename F, size_t... I>
 __device__ __forceinline__ void apply(Out* out, const std::array<const char*, sizeof...(In)>& in, int64_t o,
                                       const int64_t* offs, F f, std::index_sequence<I...>) {
@@ -86,7 +74,7 @@ __global__ void strided_kernel(Geometry<1 + sizeof...(In)> g, char* out, std::ar
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t offs[N];
-    for (int k = 0; k < N; ++k) offs[k] = offset_of<Index>(static_cast<Index>(i), g.ndim, g.shape, g.strides[k].s);
+    for (int k = 0; k < N; ++k) offs[k] = strided_offset<Index>(static_cast<Index>(i), g.ndim, g.shape, g.strides[k].s);
     apply<Out, In...>(reinterpret_cast<Out*>(out), in, offs[0], offs + 1, f, std::index_sequence_for<In...>{});
   }
 }

@@ -80,18 +80,6 @@ storage_t<V> scalar_as(const TsrValue& v) {
 
 // ---- geometry helpers -----------------------------------------------------------
 
-// Element offset of row-major flat index i (host and device).
-template <typename Index>
-__host__ __device__ __forceinline__ Index strided_offset(Index i, int ndim, const int64_t* shape, const int64_t* strides) {
-  Index off = 0;
-  for (int d = ndim - 1; d >= 0; --d) {
-    const Index size = static_cast<Index>(shape[d]);
-    off += (i % size) * static_cast<Index>(strides[d]);
-    i /= size;
-  }
-  return off;
-}
-
 // Whether the element count and every operand's extent fit 32-bit math.
 template <int N>
 bool fits_int32(const Geometry<N>& g) {

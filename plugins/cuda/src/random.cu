@@ -257,7 +257,7 @@ void random_kernel_entry(const TsrKernelCall& call) {
 __global__ void find_bad_probability(Geometry<1> g, const double* p, unsigned long long* first) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < g.numel;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const double v = p[detail::offset_of<int64_t>(i, g.ndim, g.shape, g.strides[0].s)];
+    const double v = p[strided_offset<int64_t>(i, g.ndim, g.shape, g.strides[0].s)];
     if (!(v >= 0.0 && v <= 1.0)) atomicMin(first, static_cast<unsigned long long>(i));
   }
 }
@@ -276,12 +276,7 @@ void check_probabilities(const TsrKernelCall& call, const DLTensor& p) {
   check_cuda(cudaMemcpyAsync(&bad, first, sizeof(bad), cudaMemcpyDeviceToHost, s), "cudaMemcpyAsync");
   check_cuda(cudaStreamSynchronize(s), "cudaStreamSynchronize");
   if (bad == ~0ull) return;
-  // The offending element's offset from its row-major index.
-  int64_t rest = static_cast<int64_t>(bad), offset = 0;
-  for (int d = p.ndim - 1; d >= 0; --d) {
-    offset += (rest % p.shape[d]) * p.strides[d];
-    rest /= p.shape[d];
-  }
+  const int64_t offset = strided_offset<int64_t>(static_cast<int64_t>(bad), g.ndim, g.shape, g.strides[0].s);
   double value = 0;
   check_cuda(cudaMemcpyAsync(&value, reinterpret_cast<const double*>(sdk::data_ptr(p)) + offset, sizeof(value),
                              cudaMemcpyDeviceToHost, s),

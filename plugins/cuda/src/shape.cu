@@ -141,18 +141,6 @@ storage_t<T> scalar_to(const TsrValue& v, const char* name) {
 
 // ---- geometry helpers ---------------------------------------------------------
 
-// Element offset of row-major flat index i (host and device).
-template <typename Index>
-__host__ __device__ __forceinline__ Index strided_offset(Index i, int ndim, const int64_t* shape, const int64_t* strides) {
-  Index off = 0;
-  for (int d = ndim - 1; d >= 0; --d) {
-    const Index size = static_cast<Index>(shape[d]);
-    off += (i % size) * static_cast<Index>(strides[d]);
-    i /= size;
-  }
-  return off;
-}
-
 constexpr int64_t kInt32Limit = int64_t{1} << 31;
 
 // Whether the element count and every operand's extent fit 32-bit math.
