@@ -44,7 +44,9 @@ ScalarType combine_categories(ScalarType higher, ScalarType lower) {
 }
 }  // namespace
 
-ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
+namespace {
+template <typename Range>
+ScalarType result_type_of(const Range& tensors) {
   ScalarType dim_result = ScalarType::Undefined, zero_result = ScalarType::Undefined,
              wrapped_result = ScalarType::Undefined;
   for (const TensorImpl* t : tensors) {
@@ -61,6 +63,10 @@ ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) {
   }
   return combine_categories(dim_result, combine_categories(zero_result, wrapped_result));
 }
+}  // namespace
+
+ScalarType result_type(std::initializer_list<const TensorImpl*> tensors) { return result_type_of(tensors); }
+ScalarType result_type(const std::vector<const TensorImpl*>& tensors) { return result_type_of(tensors); }
 
 DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b) {
   const size_t n = std::max(a.size(), b.size());

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <vector>
 
 namespace tessera {
 
@@ -18,6 +19,7 @@ class StructuredCall;
 Device common_device(const StructuredCall& c, std::initializer_list<int> tensor_args);
 /// PyTorch's result_type over tensors (wrapped numbers and 0-d tensors rank lower).
 ScalarType result_type(std::initializer_list<const TensorImpl*> tensors);
+ScalarType result_type(const std::vector<const TensorImpl*>& tensors);
 /// Broadcast shape of a and b (ValueError naming op and shapes if incompatible).
 DimVector broadcast_shapes(const Operator& op, IntArrayRef a, IntArrayRef b);
 /// `t` cast to dtype (if needed) and expanded to `shape` (if needed).

@@ -30,6 +30,12 @@ struct OperatorSlots {
   /// For a pointwise structured op: what its unboxed fast lane needs, or null.
   [[gnu::always_inline]] static const PointwiseLane* pointwise_lane(const Operator& op) { return op.pointwise_lane_; }
   static void set_pointwise_lane(Operator& op, const PointwiseLane* lane) { op.pointwise_lane_ = lane; }
+  /// For an op a plugin defined (and its in-place variant): its definition
+  /// (a plugin_ops::Definition), or null. Replaced when the plugin reloads.
+  [[gnu::always_inline]] static const void* plugin_op(const Operator& op) {
+    return op.plugin_op_.load(std::memory_order_acquire);
+  }
+  static void set_plugin_op(Operator& op, const void* def) { op.plugin_op_.store(def, std::memory_order_release); }
   /// Set once, at declaration, by the op's handle (ops/op_handle.h).
   static void set_family(Operator& op, const char* family) { op.family_ = family; }
 };

@@ -61,6 +61,7 @@ PluginInfo PluginRecord::describe() const {
   out.device_types = device_types;
   out.kernels = kernels;
   out.warnings = warnings;
+  out.ops = defined_ops::ops_of(this);
   return out;
 }
 
@@ -294,8 +295,14 @@ TsrError* host_register_kernel(TsrHostContext ctx, const TsrKernelDesc* desc) {
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, who + ": register_kernel: op_name, device_type and fn are required");
   const std::string what = who + ": kernel for op '" + desc->op_name + "' on '" + desc->device_type + "'";
   Operator* op = Dispatcher::instance().find(desc->op_name);
-  if (op == nullptr) return make_host_error(TSR_ERROR_NOT_FOUND, what + ": this core has no op named '" + desc->op_name + "'");
-  if (!op->is_structured())
+  const defined_ops::Definition* staged_op = nullptr;  // an op this initialize defined (register_op)
+  for (const auto& d : st->ops)
+    if (d->name == desc->op_name) staged_op = d.get();
+  if (op == nullptr && staged_op == nullptr)
+    return make_host_error(TSR_ERROR_NOT_FOUND, what + ": this core has no op named '" + desc->op_name + "'");
+  if (staged_op != nullptr && (staged_op->flags & TSR_OP_VIEW))
+    return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": '" + desc->op_name + "' is a VIEW op: the core makes its views and it takes no kernels");
+  if (op != nullptr && !op->is_structured())
     return make_host_error(TSR_ERROR_INVALID_ARGUMENT, what + ": '" + desc->op_name + "' is implemented by the core for every device and takes no kernels");
   const DeviceTypeEntry* dev = device_registry::find(desc->device_type);
   const DeviceTypeEntry* pending = nullptr;
@@ -322,14 +329,23 @@ TsrError* host_register_kernel(TsrHostContext ctx, const TsrKernelDesc* desc) {
   if (mask == 0)
     return make_host_error(TSR_ERROR_NOT_FOUND, what + ": none of its dtypes is known to this core");
   uint64_t taken = 0;
-  if (dev != nullptr) taken = registered_dtype_mask(*op, dev->id);
+  if (dev != nullptr && op != nullptr) taken = registered_dtype_mask(*op, dev->id);
   for (const auto& k : st->kernels)
     if (k.op == desc->op_name && k.device_type == desc->device_type) taken |= k.dtype_mask;
   if (taken & mask)
     return make_host_error(TSR_ERROR_ALREADY_EXISTS, what + ": dtypes " + dtype_mask_names(taken & mask) +
                                                          " already have a kernel");
   st->kernels.push_back({desc->op_name, desc->device_type, mask, desc->fn, desc->context,
-                         mask & ~dispatch_dtype_mask(*op)});
+                         op != nullptr ? mask & ~dispatch_dtype_mask(*op) : 0});
+  return nullptr;
+}
+
+TsrError* host_register_op(TsrHostContext ctx, const TsrOpDesc* desc) {
+  Staging* st = nullptr;
+  if (TsrError* refused = registration_context(ctx, "register_op", &st)) return refused;
+  std::unique_ptr<defined_ops::Definition> def;
+  if (TsrError* refused = defined_ops::validate(desc, st->plugin->name, st->ops, &def)) return refused;
+  st->ops.push_back(std::move(def));
   return nullptr;
 }
 
@@ -470,7 +486,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
   rec.staging.thread = std::this_thread::get_id();
   rec.host_api = TsrHostApi{sizeof(TsrHostApi), {TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR},
                             reinterpret_cast<TsrHostContext>(&rec.staging), &host_register_device_type,
-                            &host_register_kernel, &host_log};
+                            &host_register_kernel, &host_log, &host_register_op};
 
   TsrError* err = call_plugin([&] { return info->initialize(&rec.host_api, &rec.state); });
   rec.staging.open.store(false, std::memory_order_release);
@@ -497,6 +513,7 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
     ~UndoCommit() {
       if (!loaded) return;  // committed
       remove_plugin_kernels(loaded.get());
+      defined_ops::retire(loaded.get());
       for (const DeviceTypeEntry* e : added) device_registry::retire(e->id);
       intrusive_ptr_release(loaded.release());
     }
@@ -509,6 +526,9 @@ PluginInfo load_plugin_locked(const std::string& path_text) {
     rec.device_types.push_back(entry->name);
     added.push_back(entry);
   }
+  // Ops before kernels: their kernels install on the declared Operator.
+  for (auto& d : st.ops) defined_ops::commit(std::move(d), &rec);
+  st.ops.clear();
   for (const PendingKernel& k : st.kernels) {
     const DeviceTypeEntry* dev = nullptr;  // this plugin's own (not yet published) type, or a live one
     for (const DeviceTypeEntry* e : added)
@@ -584,6 +604,7 @@ void unload_plugin(const std::string& name) {
       memory::pinned_allocators::retire(e->id);
     }
   }
+  defined_ops::retire(rec);  // its ops' calls now fail naming it; none of its shape functions runs
   remove_plugin_kernels(rec);
   intrusive_ptr_release(rec);  // the host's reference; storages may keep it loaded
 }
@@ -740,6 +761,19 @@ std::string info_text() {
         column += ops[i].size();
       }
       os << "\n";
+    }
+    if (!p.ops.empty()) {
+      os << "  ops it defines (" << p.ops.size() << "):\n";
+      for (const PluginOpInfo& o : p.ops) {
+        os << "    " << o.schema << "\n";
+        std::string flags;
+        for (const auto& [on, text] : {std::pair{o.pointwise, "pointwise"}, std::pair{o.view, "view"},
+                                       std::pair{o.nondeterministic, "nondeterministic"}})
+          if (on) flags += std::string(flags.empty() ? "" : ", ") + text;
+        if (!o.inplace_variant.empty()) flags += (flags.empty() ? "in-place variant " : ", in-place variant ") + o.inplace_variant;
+        if (!flags.empty()) os << "      " << flags << "\n";
+        os << "      shape: " << o.shape_text << "\n      derivative: " << o.derivative_text << "\n";
+      }
     }
     if (!p.warnings.empty()) {
       os << "  warnings:\n";

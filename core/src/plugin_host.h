@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "device_registry.h"
+#include "plugin_ops.h"
 
 namespace tessera {
 
@@ -31,6 +32,7 @@ struct PluginStaging {
   PluginRecord* plugin = nullptr;
   std::vector<struct DeviceTypeEntry> device_types;
   std::vector<PendingKernel> kernels;
+  std::vector<std::unique_ptr<defined_ops::Definition>> ops;  // register_op, in order
   std::atomic<bool> open{true};  // registration allowed (only during initialize)
   std::thread::id thread;        // initialize's thread, the only one that may register
 };

@@ -53,6 +53,13 @@ bool brackets_balanced(std::string_view s) {
 }
 }  // namespace
 
+std::string_view Schema::base_type(std::string_view type) {
+  if (is_optional(type)) type.remove_suffix(1);
+  if (const size_t p = type.find('('); p != std::string_view::npos) type = type.substr(0, p);
+  if (type.starts_with("int[")) return "int[]";
+  return type;
+}
+
 Schema Schema::parse(std::string_view text) {
   Schema sc;
   sc.text = std::string(text);
@@ -66,8 +73,15 @@ Schema Schema::parse(std::string_view text) {
   TSR_CHECK(trim(text.substr(close + 1, arrow - close - 1)).empty(), ValueError, "malformed op schema '", text,
             "': text between the arguments and '->'");
   sc.name = trim(text.substr(0, open));
-  TSR_CHECK(is_identifier(sc.name, /*dots=*/true), ValueError, "malformed op schema '", text, "': the name '",
-            sc.name, "' is not an identifier (with an optional .overload)");
+  // "ns::op.overload": a plugin's namespace (an identifier without dots) first.
+  const size_t ns_end = sc.name.find("::");
+  const bool ns_ok = ns_end == std::string::npos ||
+                     (is_identifier(std::string_view(sc.name).substr(0, ns_end), /*dots=*/false) &&
+                      sc.name.find("::", ns_end + 2) == std::string::npos);
+  const std::string_view bare = ns_end == std::string::npos ? std::string_view(sc.name)
+                                                            : std::string_view(sc.name).substr(ns_end + 2);
+  TSR_CHECK(ns_ok && is_identifier(bare, /*dots=*/true), ValueError, "malformed op schema '", text, "': the name '",
+            sc.name, "' is not an identifier (with an optional namespace:: and .overload)");
   bool kwarg_only = false;
   for (const std::string& part : split_top_level(text.substr(open + 1, close - open - 1))) {
     if (part == "*") {

@@ -52,6 +52,14 @@ void StructuredCall::set_int_list(int i, IntArrayRef list) {
   set_value(i, v);
 }
 
+void StructuredCall::set_string(int i, std::string_view text) {
+  const std::string& store = strings_[num_strings_++].emplace(text);
+  TsrValue v{};
+  v.tag = TSR_VALUE_STRING;
+  v.as.string = store.c_str();
+  set_value(i, v);
+}
+
 void StructuredCall::add_output(IntArrayRef sizes, ScalarType dtype) {
   (void)checked::check_shape(op_.name(), sizes, dtype);  // the op's name on an overflowing output shape
   const DimVector& store = out_store_[num_outputs_].emplace(sizes.begin(), sizes.end());
@@ -141,9 +149,11 @@ void StructuredCall::fail_no_kernel(const DeviceTypeEntry& dev) const {
   const uint64_t mask = registered_dtype_mask(op_.kernel_source(), device.type());
   for (int d = 0; d < kNumScalarTypes; ++d)
     if (mask & (uint64_t{1} << d)) have += (have.empty() ? "" : ", ") + std::string(dtype_name(ScalarType(d)));
+  // Kernels for one device type may come from several plugins (an op a plugin
+  // defined, with kernels for cpu): say which dtypes there are, not whose.
   throw NotImplementedError(detail::str(
-      op_.name(), ": no kernel for device type '", dev.name, "' and dtype ", dtype_name(dispatch_dtype), " (plugin '",
-      dev.plugin_name, "' ", have.empty() ? "registers no kernel for this op" : "has kernels for: " + have,
+      op_.name(), ": no kernel for device type '", dev.name, "' (plugin '", dev.plugin_name, "') and dtype ",
+      dtype_name(dispatch_dtype), " (", have.empty() ? "no plugin registered a kernel for this op there" : "kernels exist for: " + have,
       "); call: ", describe_call(op_, frame_)));
 }
 

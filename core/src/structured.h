@@ -25,6 +25,8 @@
 #include "structured_kernel.h"
 
 #include <new>
+#include <string>
+#include <string_view>
 #include <utility>
 
 namespace tessera {
@@ -32,6 +34,9 @@ namespace tessera {
 inline constexpr int kMaxKernelArgs = 8;
 
 inline constexpr int kMaxKernelOutputs = 4;
+/// int[] and str arguments a call can copy (set_int_list, set_string).
+inline constexpr int kMaxKernelLists = 2;
+inline constexpr int kMaxKernelStrings = 2;
 
 struct PluginKernel;
 
@@ -98,7 +103,8 @@ class StructuredCall {
     x.as.b = v ? 1 : 0;
     set_value(i, x);
   }
-  void set_int_list(int i, IntArrayRef list);  // copied
+  void set_int_list(int i, IntArrayRef list);  // copied; at most kMaxKernelLists per call
+  void set_string(int i, std::string_view text);  // copied (NUL-terminated); at most kMaxKernelStrings per call
   /// A new output of this shape and dtype, allocated by run().
   void add_output(IntArrayRef sizes, ScalarType dtype);
   /// As add_output, without copying `sizes`: they must outlive run() (e.g. the
@@ -153,8 +159,10 @@ class StructuredCall {
   uint32_t set_mask_ = 0;  // which kernel arguments a set_* call wrote
   const TensorImpl* impls_[kMaxKernelArgs];
   TsrValue values_[kMaxKernelArgs];
-  Lazy<DimVector> lists_[2];  // most calls never build one
+  Lazy<DimVector> lists_[kMaxKernelLists];  // most calls never build one
   int num_lists_ = 0;
+  Lazy<std::string> strings_[kMaxKernelStrings];
+  int num_strings_ = 0;
   Tensor outputs_[kMaxKernelOutputs];
   IntArrayRef out_shape_[kMaxKernelOutputs];  // into out_store_ or a live tensor's sizes
   Lazy<DimVector> out_store_[kMaxKernelOutputs];

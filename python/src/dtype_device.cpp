@@ -65,6 +65,9 @@ void register_dtype_device(nb::module_& m) {
      "(what tessera.cuda and `tessera info` read).");
   m.def("load_plugin", [](const std::string& path) { return tessera::load_plugin(path).name; },
         nb::arg("path"), "Load a plugin library; returns its name.");
+  m.def("unload_plugin", [](const std::string& name) { tessera::unload_plugin(name); }, nb::arg("name"),
+        "Unload the plugin `name`: its kernels go, calls of the ops it defined fail naming it, and its library "
+        "closes when the last tensor it made is freed.");
   m.def("info", &tessera::info_text, "Plugins, device types, devices and kernels, as text.");
 }
 

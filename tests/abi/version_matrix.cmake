@@ -1,7 +1,7 @@
 # The ABI version matrix (docs/abi.md §6, "How the promises are tested").
 # Run it with `ctest -R '^(AbiVersionMatrix|abi\.version_matrix)'`.
 #
-#   abi.version_matrix.kit_v1_0|1|2  the frozen plugin of every released minor
+#   abi.version_matrix.kit_v1_0|1|2|3  the frozen plugin of every released minor
 #       passes the conformance kit (tessera-plugin-test, exit 0) in this core.
 #   AbiVersionMatrix.*  (version_matrix_test.cpp, links libtessera)
 #       what each frozen plugin's minor promises (1.1: UNKNOWN_DEVICE_TYPE;
@@ -32,6 +32,7 @@ function(_tsr_vm_frozen_plugin target source minor)
 endfunction()
 _tsr_vm_frozen_plugin(vm_frozen_v1_1 version_matrix_v1_1_plugin.c 1)
 _tsr_vm_frozen_plugin(vm_frozen_v1_2 version_matrix_v1_2_plugin.c 2)
+_tsr_vm_frozen_plugin(vm_frozen_v1_3 version_matrix_v1_3_plugin.c 3)
 find_package(Threads REQUIRED)
 target_link_libraries(vm_frozen_v1_2 PRIVATE Threads::Threads)
 
@@ -58,12 +59,13 @@ set(_tsr_vm_defs
   VM_FROZEN_V1_0="$<TARGET_FILE:tsrtest_frozen_v1_0>"
   VM_FROZEN_V1_1="$<TARGET_FILE:vm_frozen_v1_1>"
   VM_FROZEN_V1_2="$<TARGET_FILE:vm_frozen_v1_2>"
+  VM_FROZEN_V1_3="$<TARGET_FILE:vm_frozen_v1_3>"
   VM_MAJOR0="$<TARGET_FILE:vm_major0>"
   VM_MAJOR2="$<TARGET_FILE:vm_major2>"
   VM_INFO12="$<TARGET_FILE:vm_info12>"
   VM_INFO40="$<TARGET_FILE:vm_info40>"
   VM_SLOTS="$<TARGET_FILE:vm_slots>")
-set(_tsr_vm_plugins tsrtest_frozen_v1_0 vm_frozen_v1_1 vm_frozen_v1_2 vm_major0 vm_major2 vm_info12 vm_info40 vm_slots)
+set(_tsr_vm_plugins tsrtest_frozen_v1_0 vm_frozen_v1_1 vm_frozen_v1_2 vm_frozen_v1_3 vm_major0 vm_major2 vm_info12 vm_info40 vm_slots)
 
 tessera_add_gtest(version_matrix_test SOURCES version_matrix_test.cpp LIBS tessera::tessera)
 target_compile_definitions(version_matrix_test PRIVATE ${_tsr_vm_defs})
@@ -84,7 +86,8 @@ endforeach()
 
 # The conformance kit on every frozen plugin (each needs cpu and meta beside it).
 if(TARGET tessera_plugin_test AND TARGET tessera_cpu AND TARGET tessera_meta)
-  foreach(_tsr_vm IN ITEMS "1_0;tsrtest_frozen_v1_0" "1_1;vm_frozen_v1_1" "1_2;vm_frozen_v1_2")
+  foreach(_tsr_vm IN ITEMS "1_0;tsrtest_frozen_v1_0" "1_1;vm_frozen_v1_1" "1_2;vm_frozen_v1_2"
+      "1_3;vm_frozen_v1_3")
     list(GET _tsr_vm 0 _tsr_minor)
     list(GET _tsr_vm 1 _tsr_t)
     add_test(NAME abi.version_matrix.kit_v${_tsr_minor}

@@ -135,7 +135,8 @@ struct Plugin {
 };
 
 std::vector<Plugin> plugins() {
-  std::vector<Plugin> out = {{"frozen_v1_0", VM_FROZEN_V1_0}, {"frozen_v1_1", VM_FROZEN_V1_1}, {"frozen_v1_2", VM_FROZEN_V1_2}};
+  std::vector<Plugin> out = {{"frozen_v1_0", VM_FROZEN_V1_0}, {"frozen_v1_1", VM_FROZEN_V1_1}, {"frozen_v1_2", VM_FROZEN_V1_2},
+                             {"frozen_v1_3", VM_FROZEN_V1_3}};
   for (const char* name : {"cpu", "meta", "sim"})
     out.push_back({name, std::string(VM_PLUGIN_DIR) + "/libtessera-" + name + ".so"});
   return out;
@@ -241,7 +242,8 @@ TEST_P(AbiVersionMatrixOldHost, LoadsIntoA1_0CoreAndRunsWith1_0Structs) {
   Recorded rec;
   g_rec = &rec;
   const TsrHostApi api_value{k1_0HostApi, {1, 0}, reinterpret_cast<TsrHostContext>(&rec.host_context),
-                             rec_register_device_type, rec_register_kernel, rec_log};
+                             rec_register_device_type, rec_register_kernel, rec_log,
+                             /*register_op: beyond struct_size, on the guard page*/ nullptr};
   const Guarded api(&api_value, k1_0HostApi);
   void* state = nullptr;
   TsrError* err = info->initialize(api.as<TsrHostApi>(), &state);

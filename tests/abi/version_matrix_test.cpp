@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <tessera/abi.h>
 #include <tessera/memory.h>
+#include <tessera/ops/call.h>
 #include <tessera/tessera.h>
 
 #include <algorithm>
@@ -171,6 +172,24 @@ TEST(AbiVersionMatrix, V1_2PinnedMemoryComesFromHostAllocate) {
   EXPECT_TRUE(p.is_pinned("vm12"));
   EXPECT_GT(counters(description("vm12")).at("host_allocate"), before);
   EXPECT_EQ(values(p.to(Device("vm12"), /*non_blocking=*/true)), (std::vector<float>{1, 2, 3}));
+}
+
+// 1.3: the frozen plugin's op (register_op) works on its device and on cpu, with
+// its in-place variant and its composite derivative.
+TEST(AbiVersionMatrix, V1_3OpDefinedByTheFrozenPluginWorksWithItsDerivative) {
+  const PluginInfo info = load(VM_FROZEN_V1_3);
+  ASSERT_EQ(info.ops.size(), 1u);
+  EXPECT_EQ(info.ops[0].schema, "vm_frozen_v1_3::scale(Tensor self, float factor=2.0) -> Tensor");
+  const Tensor x = tensor({1.0f, -2.0f, 3.0f});
+  EXPECT_EQ(values(ops::call("vm_frozen_v1_3::scale", {x}).at(0)), (std::vector<float>{2, -4, 6}));
+  EXPECT_EQ(values(ops::call("vm_frozen_v1_3::scale", {x.to(Device("vm13")), 0.5}).at(0)),
+            (std::vector<float>{0.5f, -1, 1.5f}));
+  Tensor y = x.clone();
+  ops::call("vm_frozen_v1_3::scale_", {y, 3.0});
+  EXPECT_EQ(values(y), (std::vector<float>{3, -6, 9}));
+  const Tensor w = tensor({1.0f, 2.0f}).requires_grad_();
+  ops::call("vm_frozen_v1_3::scale", {w, -1.5}).at(0).sum().backward();
+  EXPECT_EQ(values(w.grad()), (std::vector<float>{-1.5f, -1.5f}));
 }
 
 // ---- majors -----------------------------------------------------------------------

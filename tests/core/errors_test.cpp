@@ -98,7 +98,7 @@ TEST(Errors, NoKernelForOpDeviceDtype) {
   expect_error<NotImplementedError>([&] { exp(ones({2}, TensorOptions().device(f))); },
                                     {"exp", "no kernel", "'faulty'", "float32", "plugin 'faulty'"});
   expect_error<NotImplementedError>([&] { ones({2}, TensorOptions(kDouble).device(f)); },
-                                    {"fill_", "float64", "has kernels for: float32"});
+                                    {"fill_", "float64", "kernels exist for: float32"});
 }
 
 TEST(Errors, KernelReturningAnError) {

@@ -1,5 +1,5 @@
 /*
- * tessera/abi.h — the Tessera plugin C ABI, version 1.2.
+ * tessera/abi.h — the Tessera plugin C ABI, version 1.3.
  *
  * This header is the specification of the boundary between the Tessera core
  * (libtessera) and a device plugin (a shared library loaded at run time). It is
@@ -46,7 +46,7 @@ extern "C" {
 
 /** The ABI version this header describes. */
 #define TSR_ABI_VERSION_MAJOR 1
-#define TSR_ABI_VERSION_MINOR 2
+#define TSR_ABI_VERSION_MINOR 3
 
 /** An ABI version. Frozen value type (no struct_size). */
 typedef struct TsrVersion {
@@ -483,7 +483,208 @@ typedef struct TsrKernelDesc {
 } TsrKernelDesc;
 
 /* ------------------------------------------------------------------------ */
+/* Plugin-defined operators (1.3)                                            */
+/* ------------------------------------------------------------------------ */
+
+/** Flags of TsrOpDesc (1.3). A host refuses bits it does not know. */
+/** Elementwise: output element i depends on input elements i only (after broadcasting). */
+#define TSR_OP_POINTWISE (((uint32_t)1) << 0)
+/**
+ * The host also declares the in-place variant "<name>_" (first argument
+ * "Tensor(a!) self", returning it), which runs the same kernels with
+ * outputs[0] aliasing self. Needs one Tensor result and a first Tensor argument.
+ */
+#define TSR_OP_INPLACE_VARIANT (((uint32_t)1) << 1)
+/**
+ * The result is a view of the tensor argument `shape_input` (no kernel runs):
+ * shape_fn calls set_view with the view's shape, strides and offset. Gradients
+ * flow through the view; `derivative` must be TSR_DERIVATIVE_NONE.
+ */
+#define TSR_OP_VIEW (((uint32_t)1) << 2)
+/** Results may differ between runs with equal inputs (atomics, randomness). */
+#define TSR_OP_NONDETERMINISTIC (((uint32_t)1) << 3)
+/**
+ * Every output has dtype `output_dtype` (e.g. TSR_DTYPE_BOOL for a predicate)
+ * instead of the rule's. Without this flag `output_dtype` must be 0, so a
+ * zero-initialized TsrOpDesc means "the rule's dtype". Not with CALLBACK or VIEW.
+ */
+#define TSR_OP_FIXED_OUTPUT_DTYPE (((uint32_t)1) << 4)
+
+/** How the host decides an op's output shapes and dtypes (TsrOpDesc.shape_rule). */
+typedef int32_t TsrShapeRule;
+/** Each output has the shape and dtype of tensor argument `shape_input`. */
+#define TSR_SHAPE_SAME_AS_INPUT 1
+/**
+ * The tensor arguments broadcast together; their dtypes promote (PyTorch's
+ * rules) to the dispatch dtype, and the kernel receives them converted to it
+ * and expanded to the output shape (stride 0 where broadcast).
+ */
+#define TSR_SHAPE_BROADCAST 2
+/**
+ * Reduction of tensor argument `shape_input` over the dims in argument
+ * `dims_arg` (an int[] or int[]? argument; -1, None or [] mean every dim),
+ * keeping them as size 1 when the bool argument `keepdim_arg` is true (-1: never).
+ */
+#define TSR_SHAPE_REDUCTION 3
+/** shape_fn decides (TsrShapeQuery). */
+#define TSR_SHAPE_CALLBACK 4
+
+/**
+ * What a shape function receives. Built by the host for one call; borrowed
+ * until shape_fn returns. Runs on the calling thread of the op, possibly
+ * concurrently on several threads with different queries.
+ */
+typedef struct TsrShapeQuery {
+  size_t struct_size;
+  /** The op's name, e.g. "myplugin::fused_gelu" (static while the op exists). */
+  const char* op_name;
+  /** TsrOpDesc.shape_context (plugin-owned, nullable). */
+  void* context;
+  /** The call's device type name (e.g. "cpu", "meta") and device index. */
+  const char* device_type;
+  int32_t device_index;
+  int32_t reserved; /* 0 */
+  /**
+   * The op's arguments in schema order, as kernels see them (TsrValue), except
+   * that a tensor's `data` is NULL: only its metadata (ndim, shape, strides,
+   * dtype, device) may be read. Scalars are FLOAT, INT or BOOL values.
+   */
+  const TsrValue* args;
+  size_t num_args;
+  /** The number of outputs the schema returns. */
+  size_t num_outputs;
+  /** Opaque; pass to set_output / set_view. */
+  TsrCallHandle handle;
+  /**
+   * Declares output `index` (< num_outputs): its dtype and shape (ndim >= 0
+   * values, each >= 0; borrowed). Every output must be declared exactly once
+   * (else the host refuses the call with TSR_ERROR_INVALID_ARGUMENT naming
+   * the op). Only during this query, on its thread, with its handle.
+   */
+  TsrError* (*set_output)(TsrCallHandle handle, size_t index, TsrDType dtype, int32_t ndim, const int64_t* shape);
+  /**
+   * TSR_OP_VIEW ops only: the one output is a view of argument `shape_input`
+   * with this shape, strides (in elements, >= 0) and offset (in elements, >=
+   * 0, from that tensor's first element); the host checks that the view stays
+   * inside the tensor's storage. Exactly once per query.
+   */
+  TsrError* (*set_view)(TsrCallHandle handle, int32_t ndim, const int64_t* shape, const int64_t* strides,
+                        int64_t offset);
+} TsrShapeQuery;
+
+/** A shape function (TSR_SHAPE_CALLBACK, TSR_OP_VIEW). Returns NULL or an error owned by the host. */
+typedef TsrError* (*TsrShapeFn)(const TsrShapeQuery* query);
+
+/** What a TsrOpArg refers to. */
+typedef int32_t TsrOpArgKind;
+/** Nothing: an omitted (None) argument, or "no gradient" in input_grads. */
+#define TSR_OP_ARG_NONE 0
+/** The gradient of forward output `index` (zeros when none arrived). */
+#define TSR_OP_ARG_GRAD_OUTPUT 1
+/** Forward argument `index` (schema order). A Tensor argument is saved for backward. */
+#define TSR_OP_ARG_INPUT 2
+/** Forward output `index`, saved for backward. */
+#define TSR_OP_ARG_OUTPUT 3
+/** Output `output` of derivative step `index` (an earlier step). */
+#define TSR_OP_ARG_STEP 4
+/** The value `constant`: a NONE, INT, FLOAT, BOOL, INT_LIST, DTYPE or STRING TsrValue (copied). */
+#define TSR_OP_ARG_CONSTANT 5
+
+/**
+ * One argument of a derivative step or backward op, or one input's gradient.
+ * Frozen value type for ABI 1.x (no struct_size): used in arrays.
+ */
+typedef struct TsrOpArg {
+  TsrOpArgKind kind;
+  int32_t index;
+  int32_t output;   /* TSR_OP_ARG_STEP: which output of the step; else 0 */
+  int32_t reserved; /* 0 */
+  TsrValue constant;
+} TsrOpArg;
+
+/**
+ * One op call of a composite derivative: `op` (any op of the core or of a
+ * plugin, by name, e.g. "mul" or "myplugin::fused_gelu_backward") with `args`
+ * bound to its schema's arguments in order (trailing ones left out take their
+ * defaults). Frozen value type for ABI 1.x.
+ */
+typedef struct TsrDerivativeStep {
+  const char* op;
+  const TsrOpArg* args;
+  size_t num_args;
+} TsrDerivativeStep;
+
+/** How an op is differentiated (TsrOpDesc.derivative). */
+typedef int32_t TsrDerivativeKind;
+/** Not differentiable: its results never require grad. */
+#define TSR_DERIVATIVE_NONE 0
+/**
+ * Backward is one op `backward_op` called with `backward_args`; it returns one
+ * Tensor per entry of `differentiable_inputs`, in order (the host checks its
+ * schema: the arguments' kinds and the number of Tensor results).
+ */
+#define TSR_DERIVATIVE_BACKWARD_OP 1
+/**
+ * Backward is `steps`, run in order with ordinary (differentiable) ops; the
+ * gradient of differentiable_inputs[i] is input_grads[i] (a STEP, GRAD_OUTPUT
+ * or NONE reference).
+ */
+#define TSR_DERIVATIVE_COMPOSITE 2
+
+/**
+ * An operator a plugin defines. Borrowed by register_op, which copies
+ * everything it points to except the functions; shape_fn and shape_context
+ * must stay valid until the plugin's shutdown returns.
+ */
+typedef struct TsrOpDesc {
+  size_t struct_size;
+  /**
+   * The schema in the core's grammar (docs/ops.md), the name in the plugin's
+   * namespace: "myplugin::fused_gelu(Tensor self, *, float alpha=1.0) -> Tensor".
+   * Argument types: Tensor, Tensor?, int, int?, float, float?, bool, bool?,
+   * int[], int[]?, Scalar, Scalar?, ScalarType, ScalarType?, str, str?; at most
+   * 8 arguments, at least one Tensor, 1 to 4 Tensor results.
+   */
+  const char* schema;
+  /** TSR_OP_* flags. */
+  uint32_t flags;
+  /** TSR_SHAPE_*. */
+  TsrShapeRule shape_rule;
+  /** SAME_AS_INPUT, REDUCTION, VIEW: the tensor argument's index. */
+  int32_t shape_input;
+  /** REDUCTION: index of the dims argument, or -1 (every dim). */
+  int32_t dims_arg;
+  /** REDUCTION: index of the keepdim argument, or -1 (false). */
+  int32_t keepdim_arg;
+  /**
+   * With TSR_OP_FIXED_OUTPUT_DTYPE: every output's dtype. Otherwise 0, and the
+   * outputs have the rule's dtype (SAME_AS_INPUT, REDUCTION: the input's;
+   * BROADCAST: the promoted dtype; CALLBACK: what set_output says).
+   */
+  TsrDType output_dtype;
+  /** CALLBACK and VIEW: the shape function; else NULL. */
+  TsrShapeFn shape_fn;
+  /** Plugin-owned, nullable; passed as TsrShapeQuery.context. */
+  void* shape_context;
+  /** TSR_DERIVATIVE_*. */
+  TsrDerivativeKind derivative;
+  int32_t reserved; /* 0 */
+  /** The Tensor arguments (schema indices) that get gradients; borrowed. */
+  const int32_t* differentiable_inputs;
+  size_t num_differentiable_inputs;
+  /** BACKWARD_OP: the backward op's name and its arguments. */
+  const char* backward_op;
+  const TsrOpArg* backward_args;
+  size_t num_backward_args;
+  /** COMPOSITE: the steps and, per differentiable input, its gradient. */
+  const TsrDerivativeStep* steps;
+  size_t num_steps;
+  const TsrOpArg* input_grads;
+} TsrOpDesc;
+
+/* ------------------------------------------------------------------------ */
 /* Host interface and the plugin entry point                                 */
+
 /* ------------------------------------------------------------------------ */
 
 typedef struct TsrHostContext_* TsrHostContext;
@@ -524,6 +725,22 @@ typedef struct TsrHostApi {
   TsrError* (*register_kernel)(TsrHostContext context, const TsrKernelDesc* desc);
   /** Writes a NUL-terminated message to the host's log. Any thread, any time. */
   void (*log)(TsrHostContext context, int32_t level, const char* message);
+
+  /* ---- Appended in 1.3 (check struct_size before reading) ---- */
+
+  /**
+   * Defines a new operator in the plugin's namespace ("<plugin name>::op").
+   * Only during initialize, on its thread. Register an op before its kernels
+   * and before any op naming it as backward; kernels for it then register with
+   * register_kernel on any device type. Errors: TSR_ERROR_INVALID_ARGUMENT for
+   * a malformed description (the message names the field: a schema the
+   * grammar refuses, an unknown type, a name outside the namespace, a rule or
+   * derivative that does not fit the schema, a backward op whose schema does
+   * not match), TSR_ERROR_NOT_FOUND for a step or backward op this core lacks,
+   * TSR_ERROR_ALREADY_EXISTS for a name taken (a reload may redefine its own
+   * ops with the identical description). A refused op leaves nothing behind.
+   */
+  TsrError* (*register_op)(TsrHostContext context, const TsrOpDesc* desc);
 } TsrHostApi;
 
 /** What the host offers: the range of ABI versions it speaks. */
@@ -610,7 +827,15 @@ TSR_STATIC_ASSERT(TsrKernelCall, sizeof(TsrKernelCall) == 96 &&
                                      offsetof(TsrKernelCall, workspace) == 88);
 TSR_STATIC_ASSERT(TsrKernelDesc,
                   sizeof(TsrKernelDesc) == 48 && offsetof(TsrKernelDesc, context) == 40);
-TSR_STATIC_ASSERT(TsrHostApi, sizeof(TsrHostApi) == 48 && offsetof(TsrHostApi, log) == 40);
+TSR_STATIC_ASSERT(TsrHostApi, sizeof(TsrHostApi) == 56 && offsetof(TsrHostApi, log) == 40 &&
+                                  offsetof(TsrHostApi, register_op) == 48);
+TSR_STATIC_ASSERT(TsrShapeQuery, sizeof(TsrShapeQuery) == 88 && offsetof(TsrShapeQuery, args) == 40 &&
+                                     offsetof(TsrShapeQuery, set_view) == 80);
+TSR_STATIC_ASSERT(TsrOpArg, sizeof(TsrOpArg) == 40 && offsetof(TsrOpArg, constant) == 16);
+TSR_STATIC_ASSERT(TsrDerivativeStep, sizeof(TsrDerivativeStep) == 24);
+TSR_STATIC_ASSERT(TsrOpDesc, sizeof(TsrOpDesc) == 128 && offsetof(TsrOpDesc, shape_fn) == 40 &&
+                                 offsetof(TsrOpDesc, differentiable_inputs) == 64 &&
+                                 offsetof(TsrOpDesc, input_grads) == 120);
 TSR_STATIC_ASSERT(TsrHostOffer, sizeof(TsrHostOffer) == 24);
 TSR_STATIC_ASSERT(TsrPluginInfo,
                   sizeof(TsrPluginInfo) == 56 && offsetof(TsrPluginInfo, shutdown) == 48);

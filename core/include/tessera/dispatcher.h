@@ -107,9 +107,14 @@ struct Schema {
   std::string text;
   /// Parses; throws ValueError naming the schema on malformed text: anything but
   /// "name(type arg[=default], ...) -> returns" with balanced brackets, an
-  /// identifier (optionally ".overload") for the name, identifiers for the
-  /// arguments, no argument twice.
+  /// identifier (optionally "namespace::" before it and ".overload" after) for
+  /// the name, identifiers for the arguments, no argument twice.
   static Schema parse(std::string_view text);
+  /// An argument type without its alias annotation, optional mark and list
+  /// length: "Tensor(a!)" -> "Tensor", "int[2]?" -> "int[]", "Scalar?" -> "Scalar".
+  static std::string_view base_type(std::string_view type);
+  /// Whether the type ends in '?' (the argument may be None).
+  static bool is_optional(std::string_view type) { return !type.empty() && type.back() == '?'; }
 };
 
 class StructuredCall;
@@ -155,6 +160,7 @@ class Operator {
   std::atomic<const KernelFunction*> table_[kNumDispatchKeys] = {};
   std::atomic<const void*> backend_kernels_[kMaxDeviceTypes] = {};
   std::atomic<const void*> autograd_rule_{nullptr};
+  std::atomic<const void*> plugin_op_{nullptr};
 };
 
 class Dispatcher {

@@ -35,6 +35,30 @@ struct KernelInfo {
   std::vector<std::string> dtypes;
 };
 
+/// An op a plugin defined through register_op (ABI 1.3; docs/abi.md §5).
+struct PluginOpInfo {
+  std::string name;     // "myplugin::fused_gelu"
+  std::string schema;   // its schema text
+  std::string plugin;   // the plugin that defined it
+  /// Its in-place variant's name ("myplugin::fused_gelu_"), or "" without one.
+  std::string inplace_variant;
+  bool pointwise = false;
+  bool view = false;
+  bool nondeterministic = false;
+  /// TSR_SHAPE_* of abi.h, and the tensor argument it names (-1 for none).
+  int32_t shape_rule = 0;
+  int32_t shape_input = -1;
+  /// Whether its results can require grad (a derivative, or a view).
+  bool differentiable = false;
+  /// One line each: "same shape and dtype as argument 'self'", "backward op
+  /// myplugin::fused_gelu_backward(grad, self)", "composite: 3 steps".
+  std::string shape_text;
+  std::string derivative_text;
+  /// False once its plugin was unloaded: calls then fail naming the plugin,
+  /// until the plugin loads again.
+  bool loaded = false;
+};
+
 struct PluginInfo {
   std::string name;
   std::string version;
@@ -50,6 +74,8 @@ struct PluginInfo {
   /// could not use. Also logged as warnings when the plugin loads, and listed by
   /// info_text().
   std::vector<std::string> warnings;
+  /// The ops it defined (register_op), by name.
+  std::vector<PluginOpInfo> ops;
 };
 
 struct DeviceTypeSummary {
@@ -100,6 +126,9 @@ std::vector<std::string> plugin_load_errors();
 std::vector<Device> devices();
 /// What `tessera info` prints: plugins, devices, kernels.
 std::string info_text();
+/// Every op defined by a plugin since the process started, loaded or not, by name.
+std::vector<PluginOpInfo> plugin_ops();
+
 /// The ABI version this core implements.
 uint32_t abi_version_major();
 uint32_t abi_version_minor();

@@ -16,10 +16,12 @@ namespace {
 
 constexpr int kAutogradBit = static_cast<int>(DispatchKey::Autograd);
 
+// "mul" -> "MulBackward"; a plugin's "toy::fused_gelu" -> "toy::FusedGeluBackward".
 std::string node_name_for(const std::string& op) {
-  std::string out;
+  const size_t ns = op.find("::");
+  std::string out = ns == std::string::npos ? "" : op.substr(0, ns + 2);
   bool up = true;
-  for (char c : op) {
+  for (char c : ns == std::string::npos ? std::string_view(op) : std::string_view(op).substr(ns + 2)) {
     if (c == '.') break;  // overload name
     if (c == '_') {
       up = true;

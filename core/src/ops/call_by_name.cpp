@@ -7,6 +7,7 @@
 
 #include "ops.h"
 
+#include <algorithm>
 #include <charconv>
 #include <deque>
 #include <optional>
@@ -15,15 +16,8 @@
 namespace tessera::ops {
 namespace {
 
-std::string_view base_type(std::string_view type) {
-  // "Tensor(a!)" -> "Tensor", "int[2]?" -> "int[]", "Scalar?" -> "Scalar".
-  if (!type.empty() && type.back() == '?') type.remove_suffix(1);
-  if (const size_t p = type.find('('); p != std::string_view::npos) type = type.substr(0, p);
-  if (type.starts_with("int[")) return "int[]";
-  return type;
-}
-
-bool is_optional(std::string_view type) { return !type.empty() && type.back() == '?'; }
+std::string_view base_type(std::string_view type) { return Schema::base_type(type); }
+bool is_optional(std::string_view type) { return Schema::is_optional(type); }
 
 /// N of "int[N]" (0 for "int[]" or another type).
 size_t fixed_length(std::string_view type) {
@@ -155,11 +149,78 @@ IValue box(const Operator& op, const SchemaArgument& a, const Arg& v, Device num
                             ", which ops::call cannot bind");
 }
 
+bool kind_fits(size_t kind, const std::string& type) {
+  const std::string_view t = base_type(type);
+  switch (kind) {
+    case 0: return is_optional(type);
+    case 1: return t == "Tensor";
+    case 2: return t == "int" || t == "float" || t == "Scalar" || t == "Tensor" || t == "int[]";
+    case 3: return t == "float" || t == "Scalar" || t == "Tensor";
+    case 4: return t == "bool" || t == "Scalar" || t == "Tensor";
+    case 5: return t == "int[]";
+    case 6: return t == "ScalarType";
+    case 7: return t == "str" || t == "Device";
+    case 8: return t == "Device";
+    default: return t == "Tensor[]";
+  }
+}
+
 }  // namespace
 
-std::vector<Tensor> call(std::string_view name, const std::vector<Arg>& args, const std::vector<KwArg>& kwargs) {
-  const Operator& op = Dispatcher::instance().get(name);
+namespace typed_detail {
+void check_signature(const Operator& op, const std::vector<size_t>& kinds, size_t num_results) {
   const std::vector<SchemaArgument>& params = op.schema().arguments;
+  static const char* const names[] = {"None", "Tensor", "an integer", "a floating value", "bool", "an int list",
+                                      "ScalarType", "a string", "Device", "a tensor list"};
+  TSR_CHECK(kinds.size() <= params.size(), TypeError, "TypedOp ", op.name(), ": ", kinds.size(),
+            " parameters, but the schema has ", params.size(), " arguments (", op.schema().text, ")");
+  for (size_t i = 0; i < kinds.size(); ++i)
+    TSR_CHECK(kind_fits(kinds[i], params[i].type), TypeError, "TypedOp ", op.name(), ": parameter ", i, " is ",
+              names[std::min<size_t>(kinds[i], 9)], " but argument '", params[i].name, "' has type ", params[i].type,
+              " (", op.schema().text, ")");
+  for (size_t i = kinds.size(); i < params.size(); ++i)
+    TSR_CHECK(!params[i].default_value.empty(), TypeError, "TypedOp ", op.name(), ": argument '", params[i].name,
+              "' has no default, so the signature must include it (", op.schema().text, ")");
+  TSR_CHECK(num_results == 0 || op.schema().returns.size() == num_results, TypeError, "TypedOp ", op.name(),
+            ": returns ", op.schema().returns.size(), " results; use std::vector<Tensor> as the result type (",
+            op.schema().text, ")");
+}
+
+std::vector<Tensor> call_positional(const Operator& op, std::vector<Arg> args) {
+  const std::vector<SchemaArgument>& params = op.schema().arguments;
+  std::vector<KwArg> kwargs;
+  size_t positional = 0;
+  while (positional < args.size() && !params[positional].kwarg_only) ++positional;
+  for (size_t i = positional; i < args.size(); ++i) kwargs.emplace_back(params[i].name, std::move(args[i]));
+  args.resize(positional);
+  return call(op, args, kwargs);
+}
+}  // namespace typed_detail
+
+std::vector<Tensor> call(std::string_view name, const std::vector<Arg>& args, const std::vector<KwArg>& kwargs) {
+  return call(Dispatcher::instance().get(name), args, kwargs);
+}
+
+std::vector<Tensor> call(const Operator& op, const std::vector<Arg>& args, const std::vector<KwArg>& kwargs) {
+  const std::vector<SchemaArgument>& params = op.schema().arguments;
+  // out=: a keyword the schema does not have; the result is written into it.
+  const auto has_param = [&](std::string_view n) {
+    return std::any_of(params.begin(), params.end(), [&](const SchemaArgument& a) { return a.name == n; });
+  };
+  for (size_t k = 0; k < kwargs.size(); ++k) {
+    if (kwargs[k].first != "out" || has_param("out")) continue;
+    const Tensor* target = std::get_if<Tensor>(&kwargs[k].second);
+    TSR_CHECK(target != nullptr && target->defined(), TypeError, op.name(), ": out= takes a Tensor, got ",
+              kind_name(kwargs[k].second));
+    TSR_CHECK(op.schema().returns.size() == 1 && !(op.flags() & (kInPlace | kView)), TypeError, op.name(),
+              ": has no out= form (only ops with one result that are neither in-place nor views)");
+    std::vector<KwArg> rest(kwargs);
+    rest.erase(rest.begin() + std::ptrdiff_t(k));
+    const std::vector<Tensor> result = call(op, args, rest);
+    Tensor out = *target;
+    assign_out(op.name(), result[0], out);
+    return {out};
+  }
   TSR_CHECK(args.size() <= params.size(), TypeError, op.name(), " takes ", params.size(), " arguments, got ",
             args.size(), " positional (", op.schema().text, ")");
 
