@@ -2,8 +2,8 @@
 //   exports     — the plugin's file exports one symbol, tessera_plugin_entry;
 //   no-core     — it does not link libtessera (nor another plugin);
 //   version     — the ABI version it answers is within the host's offer;
-//   struct_size — TsrPluginInfo, TsrDeviceTypeDesc and TsrKernelDesc carry the
-//                 size the header gives for the minor it claims;
+//   struct_size — TsrPluginInfo, TsrDeviceTypeDesc, TsrKernelDesc and TsrOpDesc
+//                 carry the size the header gives for the minor it claims;
 //   loads       — it loads beside cpu and meta;
 // and last, after the cases:
 //   shutdown    — unloaded while one of its tensors lives, the tensor still
@@ -100,7 +100,7 @@ bool read_dynamic(const std::string& path, std::set<std::string>& exports, std::
 // ---- the private probe --------------------------------------------------------
 
 struct Probe {
-  std::vector<size_t> device_sizes, kernel_sizes;
+  std::vector<size_t> device_sizes, kernel_sizes, op_sizes;
   std::string error;
 };
 thread_local Probe* t_probe = nullptr;
@@ -111,6 +111,10 @@ TsrError* probe_register_device_type(TsrHostContext, const TsrDeviceTypeDesc* d)
 }
 TsrError* probe_register_kernel(TsrHostContext, const TsrKernelDesc* k) {
   t_probe->kernel_sizes.push_back(k->struct_size);
+  return nullptr;
+}
+TsrError* probe_register_op(TsrHostContext, const TsrOpDesc* d) {
+  t_probe->op_sizes.push_back(d != nullptr ? d->struct_size : 0);
   return nullptr;
 }
 void probe_log(TsrHostContext, int32_t, const char*) {}
@@ -192,6 +196,7 @@ void run_abi_checks(const Target& target, Report& r) {
         api.register_device_type = &probe_register_device_type;
         api.register_kernel = &probe_register_kernel;
         api.log = &probe_log;
+        api.register_op = &probe_register_op;
         void* state = nullptr;
         TsrError* err = info->initialize ? info->initialize(&api, &state) : nullptr;
         if (err != nullptr) {
@@ -215,10 +220,16 @@ void run_abi_checks(const Target& target, Report& r) {
           if (!size_ok(s, offsetof(TsrKernelDesc, fn) + sizeof(void*), sizeof(TsrKernelDesc), claimed))
             bad += "TsrKernelDesc.struct_size " + std::to_string(s) + " (the header: " +
                    std::to_string(sizeof(TsrKernelDesc)) + "); ";
+        // TsrOpDesc came in 1.3 with every field it has.
+        for (size_t s : probe.op_sizes)
+          if (!size_ok(s, sizeof(TsrOpDesc), sizeof(TsrOpDesc), claimed))
+            bad += "TsrOpDesc.struct_size " + std::to_string(s) + " (the header: " + std::to_string(sizeof(TsrOpDesc)) +
+                   "); ";
         if (bad.empty())
           add(r, "struct_size", Status::Pass, "TsrPluginInfo, " + std::to_string(probe.device_sizes.size()) +
-                                                  " device types and " + std::to_string(probe.kernel_sizes.size()) +
-                                                  " kernel registrations carry the header's sizes");
+                                                  " device types, " + std::to_string(probe.kernel_sizes.size()) +
+                                                  " kernel registrations and " + std::to_string(probe.op_sizes.size()) +
+                                                  " op definitions carry the header's sizes");
         else
           add(r, "struct_size", Status::Fail, bad + "set struct_size = sizeof(the struct) from the header you build with");
       }

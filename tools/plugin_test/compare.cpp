@@ -89,6 +89,19 @@ std::optional<std::string> compare_values(const Tensor& device, const Tensor& cp
          std::to_string(bad) + " of " + std::to_string(n) + " elements differ";
 }
 
+std::optional<std::string> check_finite(const Tensor& t) {
+  if (!t.defined() || !is_floating_type(t.scalar_type()) || t.numel() == 0) return std::nullopt;
+  const Tensor h = host_copy(t).to(kDouble);
+  const double* p = h.data_ptr<double>();
+  const int64_t n = h.numel();
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i]) && bad++ == 0) first = i;
+  if (bad == 0) return std::nullopt;
+  return "element " + index_text(h.sizes().vec(), first) + " (flat " + std::to_string(first) + ") is " +
+         number(p[first]) + "; " + std::to_string(bad) + " of " + std::to_string(n) + " elements are not finite";
+}
+
 std::optional<std::string> compare_bitwise(const Tensor& a, const Tensor& b) {
   if (a.sizes().vec() != b.sizes().vec() || a.scalar_type() != b.scalar_type())
     return "shape or dtype changed: " + shape_text(a.sizes().vec()) + " " + dtype_text(a.scalar_type()) + " vs " +

@@ -21,6 +21,11 @@ std::optional<std::string> compare_values(const Tensor& device, const Tensor& cp
 /// nullopt when both have the same shape, dtype and bytes (NaN payloads included).
 std::optional<std::string> compare_bitwise(const Tensor& a, const Tensor& b);
 
+/// nullopt when every element of a floating tensor (any device, any layout)
+/// is finite, or it is not floating. Otherwise a message naming the first
+/// NaN or infinity by its index, its value, and how many there are.
+std::optional<std::string> check_finite(const Tensor& t);
+
 /// "[1, 2]" for the flat index `flat` of `shape`.
 std::string index_text(const std::vector<int64_t>& shape, int64_t flat);
 

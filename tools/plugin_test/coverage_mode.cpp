@@ -2,7 +2,8 @@
 // implements and lacks against the cpu plugin, and which other kernels each
 // op's backward and the common paths (Python scalars, factories, dtype
 // conversion, printing, anomaly mode) need on the device — found by running
-// them on cpu with the core's kernel recorder (tessera/testing.h).
+// them on cpu with the core's kernel recorder (tessera/testing.h) — and the
+// plugin-defined ops (ABI 1.3): what each declared and where it has kernels.
 #include <tessera/tessera.h>
 #include <tessera/testing.h>
 
@@ -220,6 +221,57 @@ Report run_coverage_mode(const Target& target, const Options& options) {
     }
   }
   r.notes.push_back(common.str());
+
+  // 4. Plugin-defined ops (ABI 1.3): what each declared, its kernels on the
+  // device, and whether cpu has kernels to compare it with.
+  std::ostringstream defined;
+  size_t listed = 0;
+  defined << "plugin-defined ops (op [plugin]: flags; shape rule; derivative; " << target.device_type
+          << " kernels | cpu kernels, the reference):\n";
+  for (const PluginOpInfo& info : plugin_ops()) {
+    if (!std::regex_match(info.name, filter)) continue;
+    auto dtypes_of = [&](const std::map<std::string, std::set<ScalarType>>& m) {
+      std::set<ScalarType> out;
+      if (auto it = m.find(info.name); it != m.end()) out = it->second;
+      return out;
+    };
+    const std::set<ScalarType> dev = dtypes_of(have), ref = dtypes_of(cpu);
+    const bool own = info.plugin == target.plugin.name;
+    if (!own && dev.empty()) continue;  // another plugin's op this device does not run
+    ++listed;
+    std::string flags;
+    auto flag = [&](bool on, const std::string& what) {
+      if (on) flags += (flags.empty() ? "" : ", ") + what;
+    };
+    flag(info.pointwise, "pointwise");
+    flag(info.view, "view");
+    flag(info.nondeterministic, "nondeterministic");
+    flag(!info.inplace_variant.empty(), "in-place variant " + info.inplace_variant);
+    flag(!info.loaded, "its plugin is unloaded");
+    auto list = [](const std::set<ScalarType>& ts) {
+      std::string out;
+      for (ScalarType t : ts) out += (out.empty() ? "" : ", ") + dtype_text(t);
+      return out.empty() ? std::string("-") : out;
+    };
+    defined << "  " << info.name << " [" << info.plugin << "]: " << (flags.empty() ? "-" : flags) << "; "
+            << info.shape_text << "; " << info.derivative_text << "; " << list(dev) << " | " << list(ref) << "\n";
+    if (info.view) continue;  // a view runs no kernel: it works on every device
+    if (dev.empty()) {
+      r.results.push_back({info.name, "-", "", "implemented", Status::Skip,
+                           "defined by plugin '" + info.plugin + "' but has no kernel on " + target.device_type, 0});
+      continue;
+    }
+    std::string unreferenced;
+    for (ScalarType t : dev)
+      if (!ref.count(t)) unreferenced += (unreferenced.empty() ? "" : ", ") + dtype_text(t);
+    if (!unreferenced.empty())
+      r.results.push_back({info.name, unreferenced, "", "reference", Status::Skip,
+                           "no cpu kernel: test mode compares shapes and dtypes with the meta rule and checks "
+                           "finiteness, not values; grad mode runs gradcheck only",
+                           0});
+  }
+  if (listed == 0) defined << "  (none)\n";
+  r.notes.push_back(defined.str());
   return r;
 }
 

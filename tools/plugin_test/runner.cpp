@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "compare.h"
@@ -91,6 +92,15 @@ std::vector<OpCase> op_cases(const Target& t, const Options& o) {
                        "bfloat16, float32, float64)");
     }
   }
+  // Plugin-defined ops, and the (op, dtype) pairs cpu has kernels for.
+  std::map<std::string, PluginOpInfo> defined;
+  for (PluginOpInfo& info : plugin_ops()) defined.emplace(info.name, std::move(info));
+  std::set<std::pair<std::string, std::string>> on_cpu;
+  if (!defined.empty())
+    for (const PluginInfo& p : plugins())
+      for (const KernelInfo& k : p.kernels)
+        if (k.device_type == "cpu" && defined.count(k.op))
+          for (const std::string& d : k.dtypes) on_cpu.emplace(k.op, d);
   std::vector<OpCase> out;
   const Dispatcher& disp = Dispatcher::instance();
   for (const Operator* op : disp.operators()) {
@@ -98,9 +108,16 @@ std::vector<OpCase> op_cases(const Target& t, const Options& o) {
     auto it = registered.find(op->kernel_source().name());
     if (it == registered.end()) continue;
     if (!std::regex_match(op->name(), filter)) continue;
+    const auto def = defined.find(op->kernel_source().name());
     for (const std::string& d : it->second) {
       if (!o.dtypes.empty() && std::find(o.dtypes.begin(), o.dtypes.end(), d) == o.dtypes.end()) continue;
-      out.push_back(OpCase{op, &op->kernel_source(), parse_dtype(d)});
+      OpCase c{op, &op->kernel_source(), parse_dtype(d)};
+      if (def != defined.end()) {
+        c.plugin_op = true;
+        c.cpu_reference = on_cpu.count({def->first, d}) != 0;
+        c.nondeterministic = def->second.nondeterministic;
+      }
+      out.push_back(c);
     }
   }
   std::sort(out.begin(), out.end(), [](const OpCase& a, const OpCase& b) {
@@ -112,12 +129,17 @@ std::vector<OpCase> op_cases(const Target& t, const Options& o) {
 std::vector<Sample> samples_for(const OpCase& c, uint64_t seed) {
   ensure_samples_registered();
   const SampleFn* fn = find_samples(c.sample_op->name());
-  if (fn == nullptr) throw ValueError("the kit has no sample generator for " + c.sample_op->name());
+  std::optional<PluginOpInfo> defined;
+  if (fn == nullptr && c.plugin_op) defined = find_plugin_op(c.sample_op->name());
+  if (fn == nullptr && !defined) throw ValueError("the kit has no sample generator for " + c.sample_op->name());
   // One stream of random values per (op, dtype): a case does not change when others are added.
   std::seed_seq seq{seed, static_cast<uint64_t>(std::hash<std::string>{}(c.sample_op->name())),
                     static_cast<uint64_t>(c.dtype)};
   std::mt19937_64 rng(seq);
-  std::vector<Sample> samples = (*fn)(SampleContext{*c.sample_op, c.dtype, rng});
+  const SampleContext ctx{*c.sample_op, c.dtype, rng};
+  std::vector<Sample> samples = fn ? (*fn)(ctx) : plugin_op_samples(ctx, *defined, c.cpu_reference);
+  if (c.nondeterministic)
+    for (Sample& s : samples) s.values_unspecified = true;
   if (c.op == c.sample_op) return samples;
   // An in-place variant: the functional op's arguments, matched by name.
   const auto& from = c.sample_op->schema().arguments;
@@ -196,6 +218,37 @@ Materialized materialize(const Sample& s, Device device, bool pinned_upload) {
   return m;
 }
 
+namespace {
+// Points m.args (and m.lists) at m.views again, after the views were replaced.
+void rebind(const Sample& s, Materialized& m) {
+  size_t next = 0;
+  for (size_t i = 0; i < s.args.size(); ++i) {
+    if (s.args[i].kind == SampleArg::Kind::Tensor) m.args[i] = IValue::of(m.views[next]);
+    if (s.args[i].kind == SampleArg::Kind::TensorList) {
+      m.lists[i].assign(m.views.begin() + static_cast<long>(next),
+                        m.views.begin() + static_cast<long>(next + s.args[i].tensors.size()));
+      m.args[i] = IValue::of(ArrayRef<Tensor>(m.lists[i]));
+    }
+    next += s.args[i].tensors.size();
+  }
+}
+}  // namespace
+
+Materialized materialize_meta(const Sample& s) {
+  const Device meta("meta");
+  try {
+    return materialize(s, meta);
+  } catch (const LayoutUnavailable&) {
+  }
+  Materialized m = materialize(s, Device("cpu"));
+  for (Tensor& b : m.bases) b = b.to(meta);
+  for (Tensor& v : m.views) v = v.to(meta);
+  for (size_t i = 0; i < s.args.size(); ++i)
+    if (s.args[i].kind == SampleArg::Kind::Device) m.args[i] = IValue::of(meta);
+  rebind(s, m);
+  return m;
+}
+
 std::vector<Tensor> call_op(const Operator& op, Materialized& m) {
   std::vector<Tensor> outs(op.schema().returns.size());
   Frame frame{m.args.data(), static_cast<int>(m.args.size()), outs.data(), static_cast<int>(outs.size())};
@@ -236,17 +289,7 @@ GradArgs grad_args(const OpCase& c, const Sample& s, Device device) {
       ++next;
     }
   }
-  // The IValues point at m.views: rebuild them.
-  next = 0;
-  for (size_t i = 0; i < s.args.size(); ++i) {
-    if (s.args[i].kind == SampleArg::Kind::Tensor) m.args[i] = IValue::of(m.views[next]);
-    if (s.args[i].kind == SampleArg::Kind::TensorList) {
-      m.lists[i].assign(m.views.begin() + static_cast<long>(next),
-                        m.views.begin() + static_cast<long>(next + s.args[i].tensors.size()));
-      m.args[i] = IValue::of(ArrayRef<Tensor>(m.lists[i]));
-    }
-    next += s.args[i].tensors.size();
-  }
+  rebind(s, m);  // the IValues point at m.views
   return g;
 }
 
@@ -310,8 +353,22 @@ bool needs_other_kernel(const Target& target, const OpCase& c, const std::except
   return colon != std::string::npos && m.compare(0, colon, c.op->kernel_source().name()) != 0;
 }
 
+// Whether every floating tensor input of the sample is finite (the bases: a
+// view reads a part of its base).
+bool inputs_finite(const Sample& s) {
+  for (const SampleArg& a : s.args)
+    for (const TensorInput& in : a.tensors)
+      if (is_floating_type(in.base.scalar_type()) && in.base.numel() > 0 && !in.base.isfinite().all().item<bool>())
+        return false;
+  return true;
+}
+
 // Runs one sample on the device under test and on cpu and checks everything
-// test mode promises for it (docs/conformance.md).
+// test mode promises for it (docs/conformance.md). Without a cpu reference (a
+// plugin-defined op with no cpu kernel for the dtype) the meta rule stands in
+// for cpu: shapes and dtypes are compared, and values must be finite where
+// the inputs are. `cpu_results` gets what the thread check compares with:
+// cpu's results, or without a reference the device's own.
 void check_sample(const Target& target, const OpCase& c, const Sample& s, std::vector<CaseResult>& out,
                   std::vector<Tensor>* cpu_results) {
   Checker ck{target, c, out, s.name};
@@ -321,16 +378,20 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
       ck.sample += ", " + a.text();
   const Operator& op = *c.op;
   const Device cpu("cpu");
+  const bool reference = c.cpu_reference;
 
-  // The reference. A sample the cpu refuses is not one the op takes: skipped.
-  Materialized ref = materialize(s, cpu);
+  // The reference. A sample the cpu (or the meta rule) refuses is not one the op takes: skipped.
+  Materialized ref = reference ? materialize(s, cpu) : materialize_meta(s);
   std::vector<Tensor> want;
   try {
     want = call_op(op, ref);
   } catch (const std::exception& e) {
-    ck.add("reference", Status::Skip, "the cpu plugin refuses this case: " + error_text(e));
+    ck.add("reference", Status::Skip,
+           (reference ? "the cpu plugin refuses this case: "
+                      : "the meta rule refuses this case (no cpu kernel to ask instead): ") + error_text(e));
     return;
   }
+  const char* const against = reference ? "cpu" : "the meta rule";
 
   // The device, with guard bytes around its outputs, on a side stream for
   // asynchronous devices with its inputs uploaded on that stream: a kernel
@@ -353,11 +414,15 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
         ck.add("needs", Status::Skip, "needs a kernel the device lacks (--mode coverage lists them): " + error_text(e));
         return;
       }
-      ck.add("error", Status::Fail, "the device raised where cpu did not: " + error_text(e));
+      ck.add("error", Status::Fail, std::string("the device raised where ") +
+                                        (reference ? "cpu did not: " : "the meta rule accepted the case: ") +
+                                        error_text(e));
       return;
     }
     // Host copies made below, while the side stream is current, wait for its work.
     bool ok = true;
+    const bool finite_in = !reference && inputs_finite(s);
+    bool checked_finite = false;
     for (size_t i = 0; i < got.size(); ++i) {
       if (!got[i].defined() || !want[i].defined()) {
         if (got[i].defined() != want[i].defined()) {
@@ -373,12 +438,22 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
         ok = false;
         continue;
       }
-      if (s.values_unspecified) {
+      if (s.values_unspecified || !reference) {
         if (got[i].sizes().vec() != want[i].sizes().vec() || got[i].scalar_type() != want[i].scalar_type()) {
-          ck.add("shape", Status::Fail, "output " + std::to_string(i) + ": " + shape_text(got[i].sizes().vec()) +
-                                            " " + dtype_text(got[i].scalar_type()) + " where cpu gives " +
-                                            shape_text(want[i].sizes().vec()) + " " + dtype_text(want[i].scalar_type()));
+          ck.add(reference ? "shape" : "meta", Status::Fail,
+                 "output " + std::to_string(i) + ": " + shape_text(got[i].sizes().vec()) + " " +
+                     dtype_text(got[i].scalar_type()) + " where " + against + " gives " +
+                     shape_text(want[i].sizes().vec()) + " " + dtype_text(want[i].scalar_type()));
           ok = false;
+          continue;
+        }
+        if (finite_in && is_floating_type(got[i].scalar_type())) {
+          checked_finite = true;
+          if (auto m = check_finite(got[i])) {
+            ck.add("finite", Status::Fail, (got.size() > 1 ? "output " + std::to_string(i) + ": " : std::string()) +
+                                               *m + ", though every input is finite (no cpu reference)");
+            ok = false;
+          }
         }
         continue;
       }
@@ -387,7 +462,11 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
         ok = false;
       }
     }
-    if (ok) ck.add("values", Status::Pass);
+    if (ok && reference) ck.add("values", Status::Pass);
+    if (ok && !reference) {
+      ck.add("meta", Status::Pass, "shapes and dtypes as the meta rule gives; no cpu reference, values not compared");
+      if (checked_finite) ck.add("finite", Status::Pass);
+    }
 
     // Inputs: unchanged, except written arguments, whose whole base must equal cpu's.
     const std::vector<int> idx = base_index(s);
@@ -395,6 +474,7 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
       if (idx[i] < 0) continue;
       const Tensor& dbase = dev.bases[static_cast<size_t>(idx[i])];
       if (is_mutable(op, i)) {
+        if (!reference) continue;  // nothing to compare the written buffer with
         const Tensor& cbase = ref.bases[static_cast<size_t>(idx[i])];
         if (auto m = compare_values(dbase, cbase, tolerance_of(c, s, cbase.scalar_type())))
           ck.add("inputs", Status::Fail, "written argument '" + op.schema().arguments[i].name +
@@ -430,6 +510,14 @@ void check_sample(const Target& target, const OpCase& c, const Sample& s, std::v
       } catch (const std::exception& e) {
         ck.add("deterministic", Status::Fail, "the second run raised: " + error_text(e));
       }
+    }
+    if (!reference) {
+      // The device's own results are what the thread check compares with.
+      if (cpu_results != nullptr) {
+        if (ok && !s.values_unspecified) *cpu_results = got;
+        else cpu_results->clear();
+      }
+      return;  // the meta rule was the reference: checked above
     }
   }
   // Meta: the shape rule's outputs have the device's shapes and dtypes.
@@ -520,7 +608,15 @@ Report run_test_mode(const Target& target, const Options& options) {
       out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), "", "samples", Status::Fail, e.what(), 0});
       return;
     }
+    if (!c.cpu_reference)
+      out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), "", "reference", Status::Skip,
+                               "no cpu reference: plugin-defined op " + c.sample_op->name() + " has no cpu kernel for " +
+                                   dtype_text(c.dtype) + ", so its values are not compared; each case checks shapes "
+                                   "and dtypes against the meta rule, finite results from finite inputs, unchanged "
+                                   "inputs, guard bytes, determinism and threads",
+                               0});
     std::vector<std::vector<Tensor>> wants(samples.size());
+    bool ran = false;  // some case got past the reference
     for (size_t i = 0; i < samples.size(); ++i) {
       const size_t before = out.size();
       try {
@@ -535,15 +631,33 @@ Report run_test_mode(const Target& target, const Options& options) {
           out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), samples[i].name, "error", Status::Fail,
                                    std::string("the kit could not run the case: ") + e.what(), 0});
       }
-      for (size_t j = before; j < out.size(); ++j)
+      for (size_t j = before; j < out.size(); ++j) {
         if (out[j].status == Status::Fail) wants[i].clear();  // only passing cases go to the thread check
+        if (out[j].status != Status::Skip) ran = true;
+      }
     }
+    if (!ran && c.plugin_op && !samples.empty())
+      out.push_back(CaseResult{c.op->name(), dtype_text(c.dtype), "", "samples", Status::Skip,
+                               "none of the " + std::to_string(samples.size()) + " generic cases ran (" +
+                                   (c.cpu_reference ? "cpu" : "the meta rule") +
+                                   " refused each): the op needs arguments the generic cases do not make (tensors "
+                                   "of different shapes, say); give it a generator of its own (register_samples, "
+                                   "tools/plugin_test/samples.h)",
+                               0});
     if (options.threads > 1) check_threads(target, c, samples, wants, options.threads, out);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!out.empty()) out.back().seconds = secs;
   });
   for (auto& v : per)
     for (CaseResult& cr : v) r.results.push_back(std::move(cr));
+  std::string unreferenced;
+  for (const OpCase& c : cases)
+    if (!c.cpu_reference) unreferenced += (unreferenced.empty() ? "" : ", ") + c.op->name() + "(" + dtype_text(c.dtype) + ")";
+  if (!unreferenced.empty())
+    r.notes.push_back("note: no cpu reference for " + unreferenced + ": these plugin-defined ops have no cpu kernel for "
+                      "the dtype, so their values were not compared, only their shapes and dtypes (against the meta "
+                      "rule), finiteness, inputs, guard bytes, determinism and threads; register a cpu kernel to have "
+                      "them compared");
   run_unload_check(target, r);  // last: the plugin is gone afterwards
   return r;
 }

@@ -33,6 +33,14 @@ struct OpCase {
   const Operator* op;
   const Operator* sample_op;
   ScalarType dtype;
+  /// A plugin-defined op (ABI 1.3; its source op is in tessera::plugin_ops()).
+  bool plugin_op = false;
+  /// Whether cpu has a kernel to compare with. False only for a plugin-defined
+  /// op without a cpu kernel for the dtype: its cases are then checked against
+  /// the meta rule's shapes and dtypes instead (docs/conformance.md).
+  bool cpu_reference = true;
+  /// The plugin declared the op nondeterministic: shapes and dtypes only.
+  bool nondeterministic = false;
 };
 /// The --op filter (everything when empty); ValueError naming a malformed one.
 std::regex op_filter(const Options& options);
@@ -42,7 +50,8 @@ std::regex op_filter(const Options& options);
 std::vector<OpCase> op_cases(const Target& target, const Options& options);
 
 /// The samples of an OpCase: the source op's, arguments reordered by name
-/// for an in-place variant. Throws when the op has no generator.
+/// for an in-place variant. A plugin-defined op without a generator of its own
+/// gets plugin_op_samples (samples.h). Throws when the op has no generator.
 std::vector<Sample> samples_for(const OpCase& c, uint64_t seed);
 
 /// A sample's arguments made on one device.
@@ -60,6 +69,11 @@ struct LayoutUnavailable : std::runtime_error {
 /// `pinned_upload`: copies to the device are non-blocking from pinned memory
 /// (asynchronous devices: ordered on the current stream only).
 Materialized materialize(const Sample& s, Device device, bool pinned_upload = false);
+
+/// A sample's arguments on the meta device, for asking the meta rule about a
+/// case: a layout meta cannot make (a negative stride) is made on cpu and
+/// moved to meta (its shape is what the rule reads).
+Materialized materialize_meta(const Sample& s);
 
 /// A stream of the device kept for the whole run: slot 0 for the cases, 1..n
 /// for the threads of the concurrency check (a new stream per case would

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <tessera/dispatcher.h>
+#include <tessera/plugin.h>
 #include <tessera/tensor.h>
 
 #include <cstdint>
@@ -174,5 +175,30 @@ void add_random_samples();
 /// past the first, the first in all others).
 std::vector<Sample> pointwise_samples(const SampleContext& ctx, const std::vector<Domain>& domains,
                                       const std::vector<std::vector<SampleArg>>& trailing = {{}});
+
+// ---- plugin-defined ops (ABI 1.3, samples_plugin.cpp) -------------------------
+
+/// The op a plugin defined through register_op (tessera::plugin_ops()) named
+/// `name` ("myplugin::fused_gelu"), or nullopt for any other op.
+std::optional<PluginOpInfo> find_plugin_op(std::string_view name);
+
+/// The generic cases of a plugin-defined op without a generator of its own,
+/// made from its schema and what it declared (docs/conformance.md):
+///  - tensor arguments of the case's dtype. A pointwise or broadcasting op gets
+///    pointwise_samples (0-d, empty, broadcasting, strided layouts...; the
+///    broadcasting cases only with TSR_SHAPE_BROADCAST, since other rules do not
+///    broadcast); any other op 0-d, [5], [3, 4], transposed [3, 4] and sliced
+///    [3, 4], every tensor argument of one shape;
+///  - optional tensors (Tensor?) None;
+///  - other arguments: their defaults and option_variants' variants (and 2.5
+///    for a float with a default); without a
+///    default int 0, float 0.5, bool False (and True), int[] [0], Scalar 1,
+///    ScalarType the case's dtype, str '', an optional one None; a reduction's
+///    dims argument also [0], [-1] and [0, 1];
+///  - values: `reference` (cpu has a kernel for the dtype): Domain::Any, special
+///    values included; without one Domain::Positive (moderate positive values,
+///    so that the results can be expected finite);
+///  - a nondeterministic op's cases have values_unspecified.
+std::vector<Sample> plugin_op_samples(const SampleContext& ctx, const PluginOpInfo& info, bool reference);
 
 }  // namespace tessera::kit
