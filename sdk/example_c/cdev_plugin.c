@@ -8,7 +8,14 @@
  * square, eq, lt, where, fill_ on int64, float32 and float64; exp and sqrt on
  * float32 and float64. Every operand arrives with the output's shape
  * (broadcast inputs have stride 0, any stride may be negative), so each
- * kernel walks the elements with tsr_offset. */
+ * kernel walks the elements with tsr_offset.
+ *
+ * And a new op of its own (ABI 1.3, register_op), with kernels on "cdev" and
+ * on the built-in "cpu" for float32 and float64:
+ *   cdev::axpby(Tensor x, Tensor y, *, float alpha=1.0, float beta=1.0) -> Tensor
+ * = alpha x + beta y, x and y broadcast together, dtypes promoted; its
+ * derivative is a composite of the core's mul. sdk/example/cdev_demo.cpp
+ * calls it and checks its gradients. */
 #define TSR_KERNEL_LABEL "cdev"
 #include <tessera/sdk/kernel_args.h>
 
@@ -207,17 +214,106 @@ static TsrError* cdev_fill(const TsrKernelCall* call) {
   return NULL;
 }
 
+/* ---- a new op: cdev::axpby(x, y, *, alpha, beta) = alpha x + beta y ------------- */
+
+/* The shape rule (TSR_SHAPE_BROADCAST) hands x and y over in the promoted dtype
+ * (call->dtype), expanded to out's shape; alpha and beta are FLOAT values. */
+static TsrError* cdev_axpby(const TsrKernelCall* call) {
+  const DLTensor *x, *y;
+  DLTensor* out;
+  double alpha, beta;
+  int64_t i, n;
+  TSR_TRY(tsr_tensor_arg(call, 0, "x", call->dtype, &x));
+  TSR_TRY(tsr_tensor_arg(call, 1, "y", call->dtype, &y));
+  TSR_TRY(tsr_float_arg(call, 2, "alpha", &alpha));
+  TSR_TRY(tsr_float_arg(call, 3, "beta", &beta));
+  TSR_TRY(tsr_output(call, 0, call->dtype, &out));
+  TSR_TRY(tsr_check_same_shape(call, x, "x", out));
+  TSR_TRY(tsr_check_same_shape(call, y, "y", out));
+  n = tsr_numel(out);
+  for (i = 0; i < n; ++i) {
+    if (call->dtype == TSR_DTYPE_FLOAT32) AT(float, out, i) = (float)alpha * AT(float, x, i) + (float)beta * AT(float, y, i);
+    else AT(double, out, i) = alpha * AT(double, x, i) + beta * AT(double, y, i);
+  }
+  return NULL;
+}
+
 /* ---- registration --------------------------------------------------------------- */
 
-static TsrError* register_kernel(const TsrHostApi* host, const char* op, uint64_t mask, TsrKernelFn fn) {
+static TsrError* register_kernel_on(const TsrHostApi* host, const char* op, const char* device, uint64_t mask,
+                                    TsrKernelFn fn) {
   TsrKernelDesc k;
   memset(&k, 0, sizeof k);
   k.struct_size = sizeof k;
   k.op_name = op;
-  k.device_type = "cdev";
+  k.device_type = device;
   k.dtype_mask = mask;
   k.fn = fn;
   return host->register_kernel(host->context, &k);
+}
+
+static TsrError* register_kernel(const TsrHostApi* host, const char* op, uint64_t mask, TsrKernelFn fn) {
+  return register_kernel_on(host, op, "cdev", mask, fn);
+}
+
+/* One TsrOpArg of a derivative: `kind` (TSR_OP_ARG_*) and its index. */
+static TsrOpArg op_arg(TsrOpArgKind kind, int32_t index) {
+  TsrOpArg a;
+  memset(&a, 0, sizeof a);
+  a.kind = kind;
+  a.index = index;
+  return a;
+}
+
+static TsrError* register_axpby(const TsrHostApi* host) {
+  const uint64_t f = TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64);
+  const int32_t differentiable[2] = {0, 1}; /* x, y */
+  TsrOpArg dx_args[2], dy_args[2], grads[2];
+  TsrDerivativeStep steps[2];
+  TsrOpDesc d;
+  /* register_op is ABI 1.3: in an older core the slot is absent (or NULL).
+   * Skip the op then; the rest of the plugin works as before. */
+  if (host->struct_size < offsetof(TsrHostApi, register_op) + sizeof(host->register_op) || host->register_op == NULL) {
+    host->log(host->context, TSR_LOG_INFO, "cdev: this core cannot define operators (ABI < 1.3): cdev::axpby skipped");
+    return NULL;
+  }
+  /* The derivative, a composite of the core op mul(Tensor self, Tensor other):
+   *   step 0 = mul(grad, alpha)    (the float alpha becomes a 0-d tensor)
+   *   step 1 = mul(grad, beta)
+   *   grad of x = step 0, grad of y = step 1.
+   * Steps run as ordinary ops, so this is differentiable again (double
+   * backward). register_op copies all of it: locals are fine. */
+  dx_args[0] = op_arg(TSR_OP_ARG_GRAD_OUTPUT, 0); /* the gradient of output 0 */
+  dx_args[1] = op_arg(TSR_OP_ARG_INPUT, 2);       /* forward argument 2: alpha */
+  dy_args[0] = op_arg(TSR_OP_ARG_GRAD_OUTPUT, 0);
+  dy_args[1] = op_arg(TSR_OP_ARG_INPUT, 3); /* beta */
+  steps[0].op = "mul";
+  steps[0].args = dx_args;
+  steps[0].num_args = 2;
+  steps[1].op = "mul";
+  steps[1].args = dy_args;
+  steps[1].num_args = 2;
+  grads[0] = op_arg(TSR_OP_ARG_STEP, 0); /* grad of x: step 0's result */
+  grads[1] = op_arg(TSR_OP_ARG_STEP, 1); /* grad of y: step 1's result */
+
+  memset(&d, 0, sizeof d);
+  d.struct_size = sizeof d;
+  d.schema = "cdev::axpby(Tensor x, Tensor y, *, float alpha=1.0, float beta=1.0) -> Tensor";
+  d.flags = TSR_OP_POINTWISE;
+  d.shape_rule = TSR_SHAPE_BROADCAST;
+  d.shape_input = -1; /* not used by BROADCAST */
+  d.dims_arg = -1;
+  d.keepdim_arg = -1;
+  d.derivative = TSR_DERIVATIVE_COMPOSITE;
+  d.differentiable_inputs = differentiable;
+  d.num_differentiable_inputs = 2;
+  d.steps = steps;
+  d.num_steps = 2;
+  d.input_grads = grads;
+  TSR_TRY(host->register_op(host->context, &d));
+  /* Kernels for the new op, on this plugin's device and on the built-in cpu. */
+  TSR_TRY(register_kernel_on(host, "cdev::axpby", "cdev", f, cdev_axpby));
+  return register_kernel_on(host, "cdev::axpby", "cpu", f, cdev_axpby);
 }
 
 static TsrError* cdev_initialize(const TsrHostApi* host, void** state) {
@@ -248,11 +344,12 @@ static TsrError* cdev_initialize(const TsrHostApi* host, void** state) {
   TSR_TRY(register_kernel(host, "exp", f, cdev_exp));
   TSR_TRY(register_kernel(host, "sqrt", f, cdev_sqrt));
   TSR_TRY(register_kernel(host, "where", all, cdev_where));
-  return register_kernel(host, "fill_", all, cdev_fill);
+  TSR_TRY(register_kernel(host, "fill_", all, cdev_fill));
+  return register_axpby(host);
 }
 
 static const TsrPluginInfo cdev_info = {sizeof(TsrPluginInfo), {TSR_ABI_VERSION_MAJOR, TSR_ABI_VERSION_MINOR}, "cdev",
-                                        "0.1.0", "A C99 example device: host memory and a dozen kernels",
+                                        "0.1.0", "A C99 example device: host memory, a dozen kernels and the op cdev::axpby",
                                         cdev_initialize, NULL};
 
 TSR_PLUGIN_EXPORT const TsrPluginInfo* tessera_plugin_entry(const TsrHostOffer* offer);

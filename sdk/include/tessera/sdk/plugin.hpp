@@ -6,21 +6,27 @@
 //  - sdk::Error, an exception plugin code may throw; sdk::guard() turns any C++
 //    exception into a TsrError* so that none crosses the C boundary (ABI rule 4);
 //  - sdk::make_error(), error objects the host frees through their destroy slot;
-//  - sdk::Host, a thin wrapper over TsrHostApi for registering device types and
-//    kernels;
+//  - sdk::Host, a thin wrapper over TsrHostApi for registering device types,
+//    kernels and (ABI 1.3) new operators;
+//  - op_desc(), a TsrOpDesc with sensible defaults, and the TsrOpArg builders
+//    of an operator's derivative (grad_output, input, output, step, constant,
+//    none, no_grad);
 //  - TSR_SDK_PLUGIN(...), which defines the one exported entry point.
 //
-// Threading: everything here is stateless or per-object; safe from any thread.
+// Threading: everything here is stateless or per-object; safe from any thread
+// (sdk::Host itself only during initialize, on its thread: see below).
 #pragma once
 
 #include <tessera/abi.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 namespace tessera::sdk {
@@ -99,7 +105,10 @@ TsrError* guard(F&& f) noexcept {
   }
 }
 
-/// Thin wrapper over the host's function table, valid during initialize.
+/// Thin wrapper over the host's function table. Borrows the TsrHostApi, which
+/// the host owns and keeps valid until the plugin's shutdown returns; the
+/// register_* functions work only during initialize, on its thread (the host
+/// refuses them otherwise), log() from any thread at any time.
 class Host {
  public:
   explicit Host(const TsrHostApi* api) : api_(api) {}
@@ -139,6 +148,47 @@ class Host {
     return true;
   }
 
+  /// Whether the host can define operators (register_op, ABI 1.3): its
+  /// TsrHostApi is large enough to hold the slot and the slot is not NULL.
+  bool has_register_op() const noexcept {
+    return api_->struct_size >= offsetof(TsrHostApi, register_op) + sizeof(api_->register_op) &&
+           api_->register_op != nullptr;
+  }
+
+  /// Defines an operator in the plugin's namespace ("<plugin>::<op>", ABI 1.3;
+  /// abi.h's TsrOpDesc is the specification). `desc` is borrowed: the SDK
+  /// copies it, sets struct_size, and the host copies everything it points to
+  /// (schema, arrays, steps, constants) before returning, except shape_fn and
+  /// shape_context, which must stay valid until shutdown returns. Only during
+  /// initialize, on its thread.
+  ///
+  /// Returns false, and logs at info level, when the host predates register_op
+  /// (an older 1.x core: has_register_op() is false); the plugin still loads,
+  /// and the kernels it then registers for the op are skipped by
+  /// register_kernel (the host answers TSR_ERROR_NOT_FOUND for them). Any
+  /// refusal throws sdk::Error with the host's code and message:
+  /// TSR_ERROR_INVALID_ARGUMENT for a malformed description (the message names
+  /// the field), TSR_ERROR_NOT_FOUND for a derivative step or backward op this
+  /// core lacks, TSR_ERROR_ALREADY_EXISTS for a name taken. Nothing of a
+  /// refused op is kept. Returns true when the op was registered.
+  bool register_op(const TsrOpDesc& desc) const {
+    if (!has_register_op()) {
+      log(TSR_LOG_INFO, (std::string("op skipped: this core (ABI ") + std::to_string(api_->host_version.major) +
+                         "." + std::to_string(api_->host_version.minor) +
+                         ") cannot define operators (register_op is ABI 1.3): " +
+                         (desc.schema ? desc.schema : "(no schema)"))
+                            .c_str());
+      return false;
+    }
+    TsrOpDesc copy = desc;
+    copy.struct_size = sizeof(TsrOpDesc);
+    throw_if_error(api_->register_op(api_->context, &copy));
+    return true;
+  }
+
+  /// Writes `message` (NUL-terminated, borrowed) to the host's log at `level`
+  /// (TSR_LOG_*). Any thread, until shutdown returns; does nothing when the
+  /// host has no log slot.
   void log(int32_t level, const char* message) const {
     if (api_->struct_size >= offsetof(TsrHostApi, log) + sizeof(api_->log) && api_->log != nullptr) {
       api_->log(api_->context, level, message);
@@ -148,6 +198,104 @@ class Host {
  private:
   const TsrHostApi* api_;
 };
+
+// ---- Operator descriptions (ABI 1.3) ----------------------------------------
+
+/// A TsrOpDesc for `schema` with the defaults of a plain op: struct_size set,
+/// no flags, TSR_SHAPE_SAME_AS_INPUT of argument 0, dims_arg and keepdim_arg
+/// -1, the rule's output dtype (output_dtype 0 without
+/// TSR_OP_FIXED_OUTPUT_DTYPE), no shape function, no derivative. `schema` is
+/// borrowed: keep it valid until register_op returns (a string literal is).
+constexpr TsrOpDesc op_desc(const char* schema) noexcept {
+  TsrOpDesc d{};
+  d.struct_size = sizeof(TsrOpDesc);
+  d.schema = schema;
+  d.shape_rule = TSR_SHAPE_SAME_AS_INPUT;
+  d.shape_input = 0;
+  d.dims_arg = -1;
+  d.keepdim_arg = -1;
+  d.derivative = TSR_DERIVATIVE_NONE;
+  return d;
+}
+
+// ---- Derivative references (TsrOpArg, ABI 1.3) ------------------------------
+//
+// Builders for the TsrOpArg values of a TsrOpDesc's derivative: the arguments
+// of its backward op or of its composite steps, and each input's gradient:
+//
+//   const TsrOpArg args[] = {sdk::grad_output(0), sdk::input(0)};
+//   desc.backward_op = "myplugin::fused_gelu_backward";
+//   desc.backward_args = args;
+//
+// Plain values: they own nothing (constant_ints and constant_string borrow
+// their data, which register_op copies), cost nothing, and may be built on any
+// thread. The host checks each one against the schemas when the op is
+// registered (an index out of range, a value the parameter's type does not
+// take: TSR_ERROR_INVALID_ARGUMENT naming the step and the argument).
+// Note that output(i) here is the forward op's result i, while
+// output(call, i, dtype) of kernel_args.hpp is a kernel's output tensor.
+
+/// The gradient arriving for forward output `i` (zeros when none arrived).
+constexpr TsrOpArg grad_output(int32_t i = 0) noexcept { return TsrOpArg{TSR_OP_ARG_GRAD_OUTPUT, i, 0, 0, {}}; }
+/// Forward argument `arg` (schema order); a Tensor argument is saved for backward.
+constexpr TsrOpArg input(int32_t arg) noexcept { return TsrOpArg{TSR_OP_ARG_INPUT, arg, 0, 0, {}}; }
+/// Forward output `i`, saved for backward.
+constexpr TsrOpArg output(int32_t i = 0) noexcept { return TsrOpArg{TSR_OP_ARG_OUTPUT, i, 0, 0, {}}; }
+/// Result `out` of composite step `k` (an earlier step of the same derivative).
+constexpr TsrOpArg step(int32_t k, int32_t out = 0) noexcept { return TsrOpArg{TSR_OP_ARG_STEP, k, out, 0, {}}; }
+/// An omitted (None) argument of a step: only for an optional parameter.
+constexpr TsrOpArg none() noexcept { return TsrOpArg{TSR_OP_ARG_NONE, 0, 0, 0, {}}; }
+/// In input_grads: this differentiable input gets no gradient.
+constexpr TsrOpArg no_grad() noexcept { return none(); }
+
+/// A constant bool (for bool, Scalar or Tensor parameters; a Tensor one gets a
+/// 0-d tensor, as for a number in an op call).
+inline TsrOpArg constant(bool value) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_BOOL;
+  a.constant.as.b = value ? 1 : 0;
+  return a;
+}
+/// A constant integer (for int, float, Scalar, Tensor or int[] parameters).
+template <typename T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+inline TsrOpArg constant(T value) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_INT;
+  a.constant.as.i = static_cast<int64_t>(value);
+  return a;
+}
+/// A constant floating value (for float, Scalar or Tensor parameters).
+template <typename T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+inline TsrOpArg constant(T value) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_FLOAT;
+  a.constant.as.f = static_cast<double>(value);
+  return a;
+}
+/// A constant dtype (TSR_DTYPE_*, for ScalarType parameters).
+inline TsrOpArg constant_dtype(TsrDType dtype) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_DTYPE;
+  a.constant.as.dtype = dtype;
+  return a;
+}
+/// A constant int list (for int[] parameters). `data` (nullable when size is
+/// 0) is borrowed until register_op returns.
+inline TsrOpArg constant_ints(const int64_t* data, size_t size) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_INT_LIST;
+  a.constant.as.int_list.data = data;
+  a.constant.as.int_list.size = size;
+  return a;
+}
+/// A constant string (for str parameters), NUL-terminated, borrowed until
+/// register_op returns.
+inline TsrOpArg constant_string(const char* value) noexcept {
+  TsrOpArg a{TSR_OP_ARG_CONSTANT, 0, 0, 0, {}};
+  a.constant.tag = TSR_VALUE_STRING;
+  a.constant.as.string = value;
+  return a;
+}
 
 }  // namespace tessera::sdk
 
