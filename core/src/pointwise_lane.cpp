@@ -1,5 +1,7 @@
 #include "pointwise_lane.h"
 
+#include "ops/out_target.h"
+
 #include <tessera/error.h>
 
 #include <string>
@@ -135,7 +137,8 @@ template <class Args>
   }
 
   const DeviceTypeEntry& dev = device_entry(device);
-  if (dev.no_storage() || g_dispatch_trace || g_output_guard_bytes != 0 || g_kernel_recorder != nullptr) [[unlikely]]
+  if (dev.no_storage() || g_dispatch_trace || g_output_guard_bytes != 0 || g_kernel_recorder != nullptr ||
+      ops::t_out_target != nullptr) [[unlikely]]
     return false;
   const PluginKernel* k = find_plugin_kernel(op, device.type(), t);
   if (k == nullptr) [[unlikely]] return false;

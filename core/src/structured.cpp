@@ -16,6 +16,7 @@
 #include "plugin_host.h"
 #include "plugin_kernels.h"
 #include "pointwise_lane.h"
+#include "ops/out_target.h"
 
 namespace tessera {
 
@@ -172,7 +173,37 @@ void fail_plugin_kernel(const Operator& op, const Frame& frame, const DeviceType
                                    dtype_name(dtype), " failed; call: ", describe_call(op, frame)));
 }
 
+void StructuredCall::adopt_out_target() {
+  const ops::OutTarget& target = *ops::t_out_target;
+  if (op_.name() != target.op || num_outputs_ != 1 || out_kind_[0] != 0 || copy_into_.defined() || zero_fill_) return;
+  const Tensor& out = *target.out;
+  if (out.scalar_type() != out_dtypes_[0] || out.device() != device || !out.sizes().equals(out_shape_[0]) ||
+      !out.is_contiguous() || out.is_read_only())
+    return;
+  // An input sharing memory with out: only a pointwise op may write the very
+  // elements it reads (full overlap); anything else is computed, then copied.
+  const bool pointwise = (op_.flags() & kPointwise) != 0;
+  const auto fits = [&](const Tensor& in) {
+    const MemoryOverlap o = memory_overlap(in, out);
+    return o == MemoryOverlap::kNone || (pointwise && o == MemoryOverlap::kFull);
+  };
+  for (int i = 0; i < frame_.num_args; ++i) {
+    const IValue& v = frame_.args[i];
+    if (v.tag == IValue::Tag::Tensor && v.tensor->defined() && !fits(*v.tensor)) return;
+    if (v.tag == IValue::Tag::TensorList)
+      for (size_t j = 0; j < v.tensors.size; ++j)
+        if (v.tensors.data[j].defined() && !fits(v.tensors.data[j])) return;
+  }
+  for (int i = 0; i < num_args_; ++i)  // converted or expanded copies the rule made
+    if ((held_mask_ & (1u << i)) && !fits(held_[i].t)) return;
+  outputs_[0] = out;
+  out_shape_[0] = out.sizes();
+  out_kind_[0] = 1;
+  ops::t_out_target = nullptr;  // taken: no other call uses it
+}
+
 void StructuredCall::run() {
+  if (ops::t_out_target != nullptr) [[unlikely]] adopt_out_target();
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
   bool data_dependent = false;

@@ -133,6 +133,9 @@ class StructuredCall {
   [[noreturn, gnu::cold, gnu::noinline]] void fail_data_dependent_on_no_storage(const DeviceTypeEntry& dev) const;
   [[noreturn, gnu::cold, gnu::noinline]] void fail_no_kernel(const DeviceTypeEntry& dev) const;
   [[noreturn, gnu::cold, gnu::noinline]] void fail_unset_argument() const;
+  // An out= form of this op is running (ops/out_target.h): output 0 becomes
+  // its tensor when that fits.
+  [[gnu::cold, gnu::noinline]] void adopt_out_target();
   [[gnu::cold, gnu::noinline]] void trace_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k) const;
   void mark_set(int i) {
     set_mask_ |= 1u << i;

@@ -6,6 +6,7 @@
 #include "../operator_slots.h"
 #include "autograd_meta.h"
 #include "rules.h"
+#include "../ops/out_target.h"
 #include "saved_variable.h"
 
 #include <cctype>
@@ -401,6 +402,8 @@ void autograd_kernel(const Operator& op, DispatchKeySet ks, Frame& frame, void*)
     run_below(op, ks, frame);
     return;
   }
+  // A result that gets history is copied into an out= tensor, never written there.
+  const ops::OutTargetSuspend no_out_target;
   const bool inplace = (op.flags() & kInPlace) != 0;
   Tensor view_base;
   if (inplace) {

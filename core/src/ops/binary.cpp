@@ -11,6 +11,7 @@
 #include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 #include "pointwise_util.h"
 
 namespace tessera::ops {
@@ -217,23 +218,23 @@ Tensor div(const Scalar& self, const Tensor& other, std::optional<std::string_vi
 }
 #define TSR_ALPHA_OUT(fn)                                                                       \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Tensor& other, const Scalar& alpha) { \
-    return ops::assign_out(#fn, fn(self, other, alpha), out);                                   \
+    return ops::out_form(#fn, out, [&] { return fn(self, other, alpha); });                                   \
   }                                                                                             \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Scalar& other, const Scalar& alpha) { \
-    return ops::assign_out(#fn, fn(self, other, alpha), out);                                   \
+    return ops::out_form(#fn, out, [&] { return fn(self, other, alpha); });                                   \
   }                                                                                             \
   Tensor& fn##_out(Tensor& out, const Scalar& self, const Tensor& other, const Scalar& alpha) { \
-    return ops::assign_out(#fn, fn(self, other, alpha), out);                                   \
+    return ops::out_form(#fn, out, [&] { return fn(self, other, alpha); });                                   \
   }
 TSR_ALPHA_OUT(add)
 TSR_ALPHA_OUT(sub)
 #undef TSR_ALPHA_OUT
-Tensor& mul_out(Tensor& out, const Tensor& self, const Tensor& other) { return ops::assign_out("mul", mul(self, other), out); }
-Tensor& mul_out(Tensor& out, const Tensor& self, const Scalar& other) { return ops::assign_out("mul", mul(self, other), out); }
-Tensor& mul_out(Tensor& out, const Scalar& self, const Tensor& other) { return ops::assign_out("mul", mul(self, other), out); }
+Tensor& mul_out(Tensor& out, const Tensor& self, const Tensor& other) { return ops::out_form("mul", out, [&] { return mul(self, other); }); }
+Tensor& mul_out(Tensor& out, const Tensor& self, const Scalar& other) { return ops::out_form("mul", out, [&] { return mul(self, other); }); }
+Tensor& mul_out(Tensor& out, const Scalar& self, const Tensor& other) { return ops::out_form("mul", out, [&] { return mul(self, other); }); }
 #define TSR_DIV_OUT(Self, Other)                                                                          \
   Tensor& div_out(Tensor& out, const Self& self, const Other& other, std::optional<std::string_view> mode) { \
-    return ops::assign_out("div", div(self, other, mode), out);                                           \
+    return ops::out_form("div", out, [&] { return div(self, other, mode); });                                           \
   }
 TSR_DIV_OUT(Tensor, Tensor)
 TSR_DIV_OUT(Tensor, Scalar)
@@ -303,13 +304,13 @@ Tensor& operator/=(Tensor& a, const Tensor& b) { return a.div_(b); }
   Tensor fn(const Tensor& self, const Scalar& other) { return fn(self, num(other, self)); }                    \
   Tensor fn(const Scalar& self, const Tensor& other) { return fn(num(self, other), other); }                   \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Tensor& other) {                                      \
-    return ops::assign_out(#fn, fn(self, other), out);                                                          \
+    return ops::out_form(#fn, out, [&] { return fn(self, other); });                                                          \
   }                                                                                                             \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Scalar& other) {                                      \
-    return ops::assign_out(#fn, fn(self, other), out);                                                          \
+    return ops::out_form(#fn, out, [&] { return fn(self, other); });                                                          \
   }                                                                                                             \
   Tensor& fn##_out(Tensor& out, const Scalar& self, const Tensor& other) {                                      \
-    return ops::assign_out(#fn, fn(self, other), out);                                                          \
+    return ops::out_form(#fn, out, [&] { return fn(self, other); });                                                          \
   }                                                                                                             \
   Tensor Tensor::fn(const Tensor& other) const { return tessera::fn(*this, other); }                          \
   Tensor Tensor::fn(const Scalar& other) const { return tessera::fn(*this, other); }                          \

@@ -6,6 +6,7 @@
 #include <tessera/ops/call.h>
 
 #include "ops.h"
+#include "out_target.h"
 
 #include <algorithm>
 #include <charconv>
@@ -216,9 +217,8 @@ std::vector<Tensor> call(const Operator& op, const std::vector<Arg>& args, const
               ": has no out= form (only ops with one result that are neither in-place nor views)");
     std::vector<KwArg> rest(kwargs);
     rest.erase(rest.begin() + std::ptrdiff_t(k));
-    const std::vector<Tensor> result = call(op, args, rest);
     Tensor out = *target;
-    assign_out(op.name(), result[0], out);
+    out_form(op.name(), out, [&] { return call(op, args, rest).at(0); });
     return {out};
   }
   TSR_CHECK(args.size() <= params.size(), TypeError, op.name(), " takes ", params.size(), " arguments, got ",

@@ -17,6 +17,7 @@
 #include "../device_registry.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 #include "pointwise_util.h"
 
 namespace tessera::ops {
@@ -423,10 +424,10 @@ Tensor masked_fill(const Tensor& self, const Tensor& mask, const Tensor& value) 
   return call(ops::op_masked_fill_tensor(), {V::of(self), V::of(mask), V::of(value)});
 }
 Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Scalar& value) {
-  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+  return ops::out_form("masked_fill", out, [&] { return masked_fill(self, mask, value); });
 }
 Tensor& masked_fill_out(Tensor& out, const Tensor& self, const Tensor& mask, const Tensor& value) {
-  return ops::assign_out("masked_fill", masked_fill(self, mask, value), out);
+  return ops::out_form("masked_fill", out, [&] { return masked_fill(self, mask, value); });
 }
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
   return call(ops::op_masked_select(), {V::of(self), V::of(mask)});

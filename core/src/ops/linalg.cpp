@@ -5,6 +5,7 @@
 #include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 
 namespace tessera::ops {
 namespace {
@@ -224,22 +225,22 @@ Tensor matmul(const Tensor& self, const Tensor& other) {
 Tensor Tensor::mm(const Tensor& mat2) const { return tessera::mm(*this, mat2); }
 Tensor Tensor::bmm(const Tensor& mat2) const { return tessera::bmm(*this, mat2); }
 Tensor Tensor::matmul(const Tensor& other) const { return tessera::matmul(*this, other); }
-Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) { return ops::assign_out("mm", mm(self, mat2), out); }
+Tensor& mm_out(Tensor& out, const Tensor& self, const Tensor& mat2) { return ops::out_form("mm", out, [&] { return mm(self, mat2); }); }
 Tensor& bmm_out(Tensor& out, const Tensor& self, const Tensor& mat2) {
-  return ops::assign_out("bmm", bmm(self, mat2), out);
+  return ops::out_form("bmm", out, [&] { return bmm(self, mat2); });
 }
 Tensor& matmul_out(Tensor& out, const Tensor& self, const Tensor& other) {
-  return ops::assign_out("matmul", matmul(self, other), out);
+  return ops::out_form("matmul", out, [&] { return matmul(self, other); });
 }
 Tensor& addmm_out(Tensor& out, const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta,
                   const Scalar& alpha) {
-  return ops::assign_out("addmm", addmm(self, mat1, mat2, beta, alpha), out);
+  return ops::out_form("addmm", out, [&] { return addmm(self, mat1, mat2, beta, alpha); });
 }
 Tensor& dot_out(Tensor& out, const Tensor& self, const Tensor& tensor) {
-  return ops::assign_out("dot", dot(self, tensor), out);
+  return ops::out_form("dot", out, [&] { return dot(self, tensor); });
 }
 Tensor& outer_out(Tensor& out, const Tensor& self, const Tensor& vec2) {
-  return ops::assign_out("outer", outer(self, vec2), out);
+  return ops::out_form("outer", out, [&] { return outer(self, vec2); });
 }
 
 Tensor Tensor::addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha) const {

@@ -5,6 +5,7 @@
 #include "../autograd/rules.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 
 namespace tessera::ops {
 
@@ -27,6 +28,8 @@ namespace {
 // Ops exist before any plugin can register kernels for them.
 const bool g_declared = (declare_all_ops(), true);
 }  // namespace
+
+constinit thread_local const OutTarget* t_out_target __attribute__((tls_model("initial-exec"))) = nullptr;
 
 Tensor& assign_out(std::string_view op, const Tensor& result, Tensor& out) {
   TSR_CHECK(out.defined(), ValueError, op, ": out= got an undefined tensor");

@@ -62,8 +62,8 @@ Tensor transfer(std::string_view op, const Tensor& src, Device to, bool non_bloc
 /// transfer in shape_copy.cpp).
 bool transfer_into(std::string_view op, const Tensor& c, const Tensor& out, bool non_blocking);
 
-/// The out= form of an op: writes `result` (the op's functional result) into `out`
-/// and returns `out`. `out` must be on result's device and have its shape, and
+/// Copies an op's result into its out= tensor (out_target.h's out_form calls it
+/// when the kernel could not write into `out` itself) and returns `out`. `out` must be on result's device and have its shape, and
 /// result's dtype must cast to out's (PyTorch's can_cast); else a ValueError or
 /// TypeError naming `op`. Computing first makes an `out` that overlaps an input
 /// safe.

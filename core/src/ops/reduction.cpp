@@ -9,6 +9,7 @@
 
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 
 namespace tessera::ops {
 namespace {
@@ -374,7 +375,7 @@ Tensor mean(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
   return call(ops::op_mean(), {V::of(self), V::of(dim), V::of(keepdim), opt_dtype(dtype)});
 }
 Tensor& mean_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return ops::assign_out("mean", mean(self, dim, keepdim, dtype), out);
+  return ops::out_form("mean", out, [&] { return mean(self, dim, keepdim, dtype); });
 }
 Tensor prod(const Tensor& self, std::optional<ScalarType> dtype) {
   return call(ops::op_prod(), {V::of(self), V::none(), V::of(false), opt_dtype(dtype)});
@@ -383,7 +384,7 @@ Tensor prod(const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<Sca
   return call(ops::op_prod(), {V::of(self), V::of(dim), V::of(keepdim), opt_dtype(dtype)});
 }
 Tensor& prod_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return ops::assign_out("prod", prod(self, dim, keepdim, dtype), out);
+  return ops::out_form("prod", out, [&] { return prod(self, dim, keepdim, dtype); });
 }
 Tensor sum(const Tensor& self, std::optional<ScalarType> dtype) {
   return call(ops::op_sum(), {V::of(self), V::none(), V::of(false), opt_dtype(dtype)});
@@ -396,7 +397,7 @@ Tensor Tensor::sum(IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtyp
   return tessera::sum(*this, dim, keepdim, dtype);
 }
 Tensor& sum_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim, std::optional<ScalarType> dtype) {
-  return ops::assign_out("sum", sum(self, dim, keepdim, dtype), out);
+  return ops::out_form("sum", out, [&] { return sum(self, dim, keepdim, dtype); });
 }
 Tensor max(const Tensor& self) { return call(ops::op_max(), {V::of(self)}); }
 Tensor min(const Tensor& self) { return call(ops::op_min(), {V::of(self)}); }
@@ -425,10 +426,10 @@ Tensor argmin(const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
   return call(ops::op_argmin(), {V::of(self), dim ? V::of(*dim) : V::none(), V::of(keepdim)});
 }
 Tensor& argmax_out(Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return ops::assign_out("argmax", argmax(self, dim, keepdim), out);
+  return ops::out_form("argmax", out, [&] { return argmax(self, dim, keepdim); });
 }
 Tensor& argmin_out(Tensor& out, const Tensor& self, std::optional<int64_t> dim, bool keepdim) {
-  return ops::assign_out("argmin", argmin(self, dim, keepdim), out);
+  return ops::out_form("argmin", out, [&] { return argmin(self, dim, keepdim); });
 }
 Tensor amax(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return call(ops::op_amax(), {V::of(self), V::of(dim), V::of(keepdim)});
@@ -437,10 +438,10 @@ Tensor amin(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return call(ops::op_amin(), {V::of(self), V::of(dim), V::of(keepdim)});
 }
 Tensor& amax_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("amax", amax(self, dim, keepdim), out);
+  return ops::out_form("amax", out, [&] { return amax(self, dim, keepdim); });
 }
 Tensor& amin_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("amin", amin(self, dim, keepdim), out);
+  return ops::out_form("amin", out, [&] { return amin(self, dim, keepdim); });
 }
 Tensor any(const Tensor& self) { return call(ops::op_any(), {V::of(self), V::none(), V::of(false)}); }
 Tensor any(const Tensor& self, IntArrayRef dim, bool keepdim) {
@@ -451,10 +452,10 @@ Tensor all(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return call(ops::op_all(), {V::of(self), V::of(dim), V::of(keepdim)});
 }
 Tensor& any_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("any", any(self, dim, keepdim), out);
+  return ops::out_form("any", out, [&] { return any(self, dim, keepdim); });
 }
 Tensor& all_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("all", all(self, dim, keepdim), out);
+  return ops::out_form("all", out, [&] { return all(self, dim, keepdim); });
 }
 Tensor var(const Tensor& self) { return call(ops::op_var(), {V::of(self), V::none(), V::none(), V::of(false)}); }
 Tensor var(const Tensor& self, IntArrayRef dim, const Scalar& correction, bool keepdim) {
@@ -465,10 +466,10 @@ Tensor std(const Tensor& self, IntArrayRef dim, const Scalar& correction, bool k
   return call(ops::op_std(), {V::of(self), V::of(dim), V::of(correction), V::of(keepdim)});
 }
 Tensor& var_out(Tensor& out, const Tensor& self, IntArrayRef dim, const Scalar& correction, bool keepdim) {
-  return ops::assign_out("var", var(self, dim, correction, keepdim), out);
+  return ops::out_form("var", out, [&] { return var(self, dim, correction, keepdim); });
 }
 Tensor& std_out(Tensor& out, const Tensor& self, IntArrayRef dim, const Scalar& correction, bool keepdim) {
-  return ops::assign_out("std", std(self, dim, correction, keepdim), out);
+  return ops::out_form("std", out, [&] { return std(self, dim, correction, keepdim); });
 }
 Tensor norm(const Tensor& self, const Scalar& p) {
   return call(ops::op_norm(), {V::of(self), V::of(p), V::none(), V::of(false)});
@@ -477,13 +478,13 @@ Tensor norm(const Tensor& self, const Scalar& p, IntArrayRef dim, bool keepdim) 
   return call(ops::op_norm(), {V::of(self), V::of(p), V::of(dim), V::of(keepdim)});
 }
 Tensor& norm_out(Tensor& out, const Tensor& self, const Scalar& p, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("norm", norm(self, p, dim, keepdim), out);
+  return ops::out_form("norm", out, [&] { return norm(self, p, dim, keepdim); });
 }
 Tensor logsumexp(const Tensor& self, IntArrayRef dim, bool keepdim) {
   return call(ops::op_logsumexp(), {V::of(self), V::of(dim), V::of(keepdim)});
 }
 Tensor& logsumexp_out(Tensor& out, const Tensor& self, IntArrayRef dim, bool keepdim) {
-  return ops::assign_out("logsumexp", logsumexp(self, dim, keepdim), out);
+  return ops::out_form("logsumexp", out, [&] { return logsumexp(self, dim, keepdim); });
 }
 Tensor cumsum(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
   return call(ops::op_cumsum(), {V::of(self), V::of(dim), opt_dtype(dtype)});
@@ -492,10 +493,10 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<ScalarType> dtype)
   return call(ops::op_cumprod(), {V::of(self), V::of(dim), opt_dtype(dtype)});
 }
 Tensor& cumsum_out(Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return ops::assign_out("cumsum", cumsum(self, dim, dtype), out);
+  return ops::out_form("cumsum", out, [&] { return cumsum(self, dim, dtype); });
 }
 Tensor& cumprod_out(Tensor& out, const Tensor& self, int64_t dim, std::optional<ScalarType> dtype) {
-  return ops::assign_out("cumprod", cumprod(self, dim, dtype), out);
+  return ops::out_form("cumprod", out, [&] { return cumprod(self, dim, dtype); });
 }
 
 // ---- methods ----

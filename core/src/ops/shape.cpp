@@ -10,6 +10,7 @@
 #include "../checked_math.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 #include "pointwise_util.h"
 
 namespace tessera::ops {
@@ -326,14 +327,14 @@ Tensor cat(ArrayRef<Tensor> tensors, int64_t dim) {
   return call(ops::op_cat(), {V::of(tensors), V::of(dim)});
 }
 Tensor& cat_out(Tensor& out, ArrayRef<Tensor> tensors, int64_t dim) {
-  return ops::assign_out("cat", cat(tensors, dim), out);
+  return ops::out_form("cat", out, [&] { return cat(tensors, dim); });
 }
 Tensor stack(ArrayRef<Tensor> tensors, int64_t dim) {
   TSR_CHECK(!tensors.empty(), ValueError, "stack: expected a non-empty list of tensors");
   return call(ops::op_stack(), {V::of(tensors), V::of(dim)});
 }
 Tensor& stack_out(Tensor& out, ArrayRef<Tensor> tensors, int64_t dim) {
-  return ops::assign_out("stack", stack(tensors, dim), out);
+  return ops::out_form("stack", out, [&] { return stack(tensors, dim); });
 }
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
@@ -417,10 +418,10 @@ Tensor pad(const Tensor& self, IntArrayRef pad, std::string_view mode, std::opti
 Tensor tril(const Tensor& self, int64_t diagonal) { return call(ops::op_tril(), {V::of(self), V::of(diagonal)}); }
 Tensor triu(const Tensor& self, int64_t diagonal) { return call(ops::op_triu(), {V::of(self), V::of(diagonal)}); }
 Tensor& tril_out(Tensor& out, const Tensor& self, int64_t diagonal) {
-  return ops::assign_out("tril", tril(self, diagonal), out);
+  return ops::out_form("tril", out, [&] { return tril(self, diagonal); });
 }
 Tensor& triu_out(Tensor& out, const Tensor& self, int64_t diagonal) {
-  return ops::assign_out("triu", triu(self, diagonal), out);
+  return ops::out_form("triu", out, [&] { return triu(self, diagonal); });
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const { return tessera::split(*this, split_size, dim); }

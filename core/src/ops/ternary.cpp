@@ -7,6 +7,7 @@
 
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 #include "pointwise_util.h"
 
 namespace tessera::ops {
@@ -236,7 +237,7 @@ Tensor where(const Tensor& condition, const Scalar& self, const Scalar& other) {
 }
 #define TSR_WHERE_OUT(Self, Other)                                                                  \
   Tensor& where_out(Tensor& out, const Tensor& condition, const Self& self, const Other& other) {    \
-    return ops::assign_out("where", where(condition, self, other), out);                            \
+    return ops::out_form("where", out, [&] { return where(condition, self, other); });                            \
   }
 TSR_WHERE_OUT(Tensor, Tensor)
 TSR_WHERE_OUT(Tensor, Scalar)
@@ -266,22 +267,22 @@ Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp_min(self,
 Tensor clamp_max(const Tensor& self, const Tensor& max) { return call(ops::op_clamp_max(), {V::of(self), V::of(max)}); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp_max(self, num(max, self)); }
 Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
-  return ops::assign_out("clamp", clamp(self, min, max), out);
+  return ops::out_form("clamp", out, [&] { return clamp(self, min, max); });
 }
 Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return ops::assign_out("clamp", clamp(self, min, max), out);
+  return ops::out_form("clamp", out, [&] { return clamp(self, min, max); });
 }
 Tensor& clamp_min_out(Tensor& out, const Tensor& self, const Tensor& min) {
-  return ops::assign_out("clamp_min", clamp_min(self, min), out);
+  return ops::out_form("clamp_min", out, [&] { return clamp_min(self, min); });
 }
 Tensor& clamp_min_out(Tensor& out, const Tensor& self, const Scalar& min) {
-  return ops::assign_out("clamp_min", clamp_min(self, min), out);
+  return ops::out_form("clamp_min", out, [&] { return clamp_min(self, min); });
 }
 Tensor& clamp_max_out(Tensor& out, const Tensor& self, const Tensor& max) {
-  return ops::assign_out("clamp_max", clamp_max(self, max), out);
+  return ops::out_form("clamp_max", out, [&] { return clamp_max(self, max); });
 }
 Tensor& clamp_max_out(Tensor& out, const Tensor& self, const Scalar& max) {
-  return ops::assign_out("clamp_max", clamp_max(self, max), out);
+  return ops::out_form("clamp_max", out, [&] { return clamp_max(self, max); });
 }
 Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
   return tessera::clamp(*this, min, max);
@@ -323,10 +324,10 @@ Tensor lerp(const Tensor& self, const Tensor& end, const Tensor& weight) {
 }
 Tensor lerp(const Tensor& self, const Tensor& end, const Scalar& weight) { return lerp(self, end, num(weight, self)); }
 Tensor& lerp_out(Tensor& out, const Tensor& self, const Tensor& end, const Tensor& weight) {
-  return ops::assign_out("lerp", lerp(self, end, weight), out);
+  return ops::out_form("lerp", out, [&] { return lerp(self, end, weight); });
 }
 Tensor& lerp_out(Tensor& out, const Tensor& self, const Tensor& end, const Scalar& weight) {
-  return ops::assign_out("lerp", lerp(self, end, weight), out);
+  return ops::out_form("lerp", out, [&] { return lerp(self, end, weight); });
 }
 Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return tessera::lerp(*this, end, weight); }
 Tensor Tensor::lerp(const Tensor& end, const Scalar& weight) const { return tessera::lerp(*this, end, weight); }
@@ -345,7 +346,7 @@ Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
   }                                                                                                         \
   Tensor& fn##_out(Tensor& out, const Tensor& self, const Tensor& tensor1, const Tensor& tensor2,           \
                    const Scalar& value) {                                                                   \
-    return ops::assign_out(#fn, fn(self, tensor1, tensor2, value), out);                                    \
+    return ops::out_form(#fn, out, [&] { return fn(self, tensor1, tensor2, value); });                                    \
   }                                                                                                         \
   Tensor Tensor::fn(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) const {              \
     return tessera::fn(*this, tensor1, tensor2, value);                                                     \

@@ -8,6 +8,7 @@
 #include "../pointwise_lane.h"
 #include "../structured.h"
 #include "ops.h"
+#include "out_target.h"
 #include "pointwise_util.h"
 
 namespace tessera::ops {
@@ -183,7 +184,7 @@ using V = IValue;
 
 #define TSR_UNARY_API(fn, R, E, A)                                                                       \
   Tensor fn(const Tensor& self) { return call_pointwise(ops::op_##fn(), self); }                       \
-  Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::assign_out(#fn "_out", fn(self), out); } \
+  Tensor& fn##_out(Tensor& out, const Tensor& self) { return ops::out_form(#fn, out, [&] { return fn(self); }, #fn "_out"); } \
   Tensor Tensor::fn() const { return tessera::fn(*this); }
 #define TSR_UNARY_INPLACE_API(fn, R, E, A) \
   Tensor& Tensor::fn##_() { return ops::call_inplace(*this, ops::op_##fn##_(), {V::of(*this)}); }
@@ -210,7 +211,7 @@ Tensor gelu(const Tensor& self, std::string_view approximate) {
   return ops::call(ops::op_gelu(), {V::of(self), V::of(approximate)});
 }
 Tensor& gelu_out(Tensor& out, const Tensor& self, std::string_view approximate) {
-  return ops::assign_out("gelu_out", gelu(self, approximate), out);
+  return ops::out_form("gelu_out", out, [&] { return gelu(self, approximate); });
 }
 Tensor Tensor::gelu(std::string_view approximate) const { return tessera::gelu(*this, approximate); }
 Tensor& Tensor::gelu_(std::string_view approximate) {
@@ -221,7 +222,7 @@ Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold)
   return ops::call(ops::op_softplus(), {V::of(self), V::of(beta), V::of(threshold)});
 }
 Tensor& softplus_out(Tensor& out, const Tensor& self, const Scalar& beta, const Scalar& threshold) {
-  return ops::assign_out("softplus_out", softplus(self, beta, threshold), out);
+  return ops::out_form("softplus_out", out, [&] { return softplus(self, beta, threshold); });
 }
 Tensor Tensor::softplus(const Scalar& beta, const Scalar& threshold) const {
   return tessera::softplus(*this, beta, threshold);
