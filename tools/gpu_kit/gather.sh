@@ -62,14 +62,15 @@ EOF
 # GoogleTest: Debian ships its sources.
 cp -r /usr/src/googletest "$out/googletest"
 
-# OpenBLAS (pthread build) with the Fortran runtime it links, and the CBLAS headers.
+# OpenBLAS (the OpenMP build the CPU plugin uses: one thread pool with its kernels) with
+# the Fortran runtime it links, and the CBLAS headers. libgomp comes with the machine's gcc.
 mkdir -p "$out/openblas/lib" "$out/openblas/include"
-blas=/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0
+blas=/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0
 gzip -9 -c "$blas" >"$out/openblas/lib/libopenblas.so.0.gz"
 for dep in libgfortran.so.5 libquadmath.so.0; do
   cp -L "$(ldd "$blas" | awk -v d="$dep" '$1 == d {print $3}')" "$out/openblas/lib/$dep"
 done
-cp /usr/include/x86_64-linux-gnu/openblas-pthread/{cblas.h,openblas_config.h} "$out/openblas/include/"
+cp /usr/include/x86_64-linux-gnu/openblas-openmp/{cblas.h,openblas_config.h} "$out/openblas/include/"
 
 # libzip with its headers and a pkg-config file (prefix set where it is unpacked).
 mkdir -p "$out/libzip/lib/pkgconfig" "$out/libzip/include"
@@ -104,7 +105,7 @@ mkdir -p "$out/wheels"
 {
   echo "gathered $(date -u +%Y-%m-%dT%H:%M:%SZ) from $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "boost ${boost_version} ($(printf '%s\n' $headers | wc -l) headers reached)"
-  echo "openblas $(dpkg-query -W -f='${Version}' libopenblas0-pthread 2>/dev/null || echo '?')"
+  echo "openblas $(dpkg-query -W -f='${Version}' libopenblas0-openmp 2>/dev/null || echo '?')"
   echo "libzip ${zip_version}"
   echo "dlpack $(sed -n 's/^#define DLPACK_MAJOR_VERSION \([0-9]*\)/\1/p' "$dl/dlpack/dlpack.h").$(sed -n 's/^#define DLPACK_MINOR_VERSION \([0-9]*\)/\1/p' "$dl/dlpack/dlpack.h")"
   echo "googletest $(dpkg-query -W -f='${Version}' googletest 2>/dev/null || echo '?')"
