@@ -6,12 +6,12 @@
 // unpadded convolution skips the unrolling (the image already is that matrix).
 // Images are spread over OpenMP threads (each with its own buffer); a single
 // image leaves the threads to OpenBLAS. float16/bfloat16 compute in float32.
+#include "blas.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "nn_kernels.hpp"
 #include "parallel.hpp"
 
-#include <cblas.h>
 
 #include <algorithm>
 #include <climits>
@@ -27,13 +27,13 @@ using acc_float_t = std::conditional_t<std::is_same_v<T, double>, double, float>
 
 inline void gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                  int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+  blas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0f, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0f, c,
               static_cast<int>(ldc));
 }
 inline void gemm(int64_t m, int64_t n, int64_t k, const double* a, int64_t lda, const double* b, int64_t ldb,
                  double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
+  blas().dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(m), static_cast<int>(n),
               static_cast<int>(k), 1.0, a, static_cast<int>(lda), b, static_cast<int>(ldb), 1.0, c,
               static_cast<int>(ldc));
 }

@@ -1,6 +1,7 @@
 // The CPU plugin's entry point: registers the "cpu" device type, then has each
 // op family register its kernels (kernels.hpp), each for the dtypes where the
 // op is defined.
+#include "blas.hpp"
 #include "common.hpp"
 #include "device.hpp"
 #include "kernels.hpp"
@@ -15,6 +16,7 @@ namespace {
 void initialize(const sdk::Host& host, void** state) {
   if (state != nullptr) *state = nullptr;  // no plugin state: everything is static
   init_device_info();
+  (void)blas();  // OpenBLAS now, while the plugin loads: a missing one fails the load, not a matmul
   host.register_device_type(cpu_device_desc());
   register_unary_kernels(host);
   register_binary_kernels(host);
