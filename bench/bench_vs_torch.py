@@ -50,6 +50,30 @@ def grad_pair(a):
     return T.from_dlpack(a.copy()).requires_grad_(), torch.from_numpy(a.copy()).requires_grad_()
 
 
+def mlp_step_case(rng):
+    """One SGD step of a 784-512-512-10 MLP on a batch of 256 (the issue's); each side its own initial weights."""
+    x, xt = both(arr(rng, (256, 784)))
+    labels = rng.integers(0, 10, 256).astype(np.int64)
+    y, yt = T.from_dlpack(labels), torch.from_numpy(labels)
+    tnet = T.nn.Sequential(T.nn.Linear(784, 512), T.nn.ReLU(), T.nn.Linear(512, 512), T.nn.ReLU(), T.nn.Linear(512, 10))
+    pnet = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(), torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                               torch.nn.Linear(512, 10))
+    topt = T.optim.SGD(tnet.parameters(), lr=0.01)
+    popt = torch.optim.SGD(pnet.parameters(), lr=0.01)
+
+    def tstep():
+        topt.zero_grad()
+        T.nn.functional.cross_entropy(tnet(x), y).backward()
+        topt.step()
+
+    def pstep():
+        popt.zero_grad()
+        F.cross_entropy(pnet(xt), yt).backward()
+        popt.step()
+
+    return ("MLP step 784-512-512-10 b256 (SGD)", tstep, pstep)
+
+
 def cases(rng):
     n = 1 << 20
     x, xt = both(arr(rng, n))
@@ -117,6 +141,7 @@ def cases(rng):
         out.append((f"conv2d fwd+bwd {cin}->{cout} {hw}^2 b8",
                     lambda xi=xi, wk=wk: T.conv2d(xi, wk, padding=1).sum().backward(),
                     lambda xit=xit, wkt=wkt: F.conv2d(xit, wkt, padding=1).sum().backward()))
+    out.append(mlp_step_case(rng))
     mp, mpt = grad_pair(arr(rng, (8, 32, 32, 32)))
     out.append(("max_pool2d fwd+bwd 8x32x32^2",
                 lambda: T.max_pool2d(mp, 2).sum().backward(), lambda: F.max_pool2d(mpt, 2).sum().backward()))
