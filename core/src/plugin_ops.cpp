@@ -812,10 +812,15 @@ void plugin_view_kernel(const Operator& op, DispatchKeySet, Frame& frame, void*)
   answer.def = &d;
   answer.num_outputs = 1;
   run_shape_fn(op, d, frame, base.device(), answer);
-  // as_strided checks the view against the storage.
-  frame.outputs[0] = base.as_strided(IntArrayRef(answer.view_sizes.data(), answer.view_sizes.size()),
-                                     IntArrayRef(answer.view_strides.data(), answer.view_strides.size()),
-                                     base.storage_offset() + answer.view_offset);
+  // as_strided checks the view against the storage; its refusal names this op.
+  try {
+    frame.outputs[0] = base.as_strided(IntArrayRef(answer.view_sizes.data(), answer.view_sizes.size()),
+                                       IntArrayRef(answer.view_strides.data(), answer.view_strides.size()),
+                                       base.storage_offset() + answer.view_offset);
+  } catch (const Error& e) {
+    throw_error(e.code(), op.name() + ": the view the shape function of plugin '" + d.plugin + "' chose is refused: " +
+                              e.what());
+  }
 }
 
 // ---------------------------------------------------------------------------

@@ -63,11 +63,12 @@ TEST_F(PluginOps, RegisteredOpsAreListedWithTheirRulesAndDerivatives) {
   std::vector<PluginOpInfo> ops;
   for (const PluginInfo& p : plugins())
     if (p.name == "opdef") ops = p.ops;
-  ASSERT_EQ(ops.size(), 7u);
+  ASSERT_EQ(ops.size(), 9u);
   std::vector<std::string> names;
   for (const auto& o : ops) names.push_back(o.name);
   EXPECT_EQ(names, (std::vector<std::string>{"opdef::axpy", "opdef::cube", "opdef::cube_backward", "opdef::diagonal",
-                                             "opdef::minmax", "opdef::positive", "opdef::sumsq"}));
+                                             "opdef::minmax", "opdef::misshape", "opdef::overview", "opdef::positive",
+                                             "opdef::sumsq"}));
   const PluginOpInfo& cube = ops[1];
   EXPECT_EQ(cube.schema, "opdef::cube(Tensor self) -> Tensor");
   EXPECT_EQ(cube.inplace_variant, "opdef::cube_");
@@ -75,10 +76,10 @@ TEST_F(PluginOps, RegisteredOpsAreListedWithTheirRulesAndDerivatives) {
   EXPECT_EQ(cube.shape_rule, TSR_SHAPE_SAME_AS_INPUT);
   EXPECT_EQ(cube.derivative_text, "backward op opdef::cube_backward(grad_outputs[0], self) -> grads of self");
   EXPECT_TRUE(ops[3].view);
-  EXPECT_FALSE(ops[6].differentiable);
+  EXPECT_FALSE(ops[8].differentiable);
 
   const std::string info = info_text();
-  EXPECT_TRUE(contains(info, "ops it defines (7):")) << info;
+  EXPECT_TRUE(contains(info, "ops it defines (9):")) << info;
   EXPECT_TRUE(contains(info, "shape: same shape as argument 'self', dtype bool")) << info;
   EXPECT_TRUE(contains(info, "opdef::axpy(Tensor x, Tensor y, *, Scalar alpha=1) -> Tensor")) << info;
   EXPECT_TRUE(contains(info, "pointwise, in-place variant opdef::axpy_")) << info;
@@ -148,6 +149,29 @@ TEST_F(PluginOps, CallbackOpGivesTwoResultsAndItsErrorsNameThePlugin) {
   const std::string msg = message_of([&] { ops::call("opdef::minmax", {tensor({1.0}).view({})}); });
   EXPECT_TRUE(contains(msg, "opdef::minmax: shape function of plugin 'opdef'")) << msg;
   EXPECT_TRUE(contains(msg, "needs a last dim of size >= 1")) << msg;
+}
+
+TEST_F(PluginOps, AShapeFunctionBreakingTheRulesIsRefusedNamingTheOp) {
+  const Tensor x = sample({2, 3}, kFloat);
+  const std::vector<std::pair<int64_t, std::string>> cases = {
+      {0, "opdef::misshape: the shape function of plugin 'opdef' returned without setting output 0"},
+      {1, "opdef::misshape: set_output: output 0 set twice"},
+      {2, "opdef::misshape: set_output: index 1 but the op has 1 output(s)"},
+      {3, "opdef::misshape: set_output: unknown dtype 99"},
+      {4, "opdef::misshape: set_output: negative size -1 in dim 0"},
+      {5, "opdef::misshape: set_view: only VIEW ops make views"},
+  };
+  for (const auto& [how, want] : cases) {
+    const std::string msg = message_of([&] { call1("opdef::misshape", {x, how}); });
+    EXPECT_TRUE(contains(msg, want)) << how << ": " << msg;
+  }
+}
+
+TEST_F(PluginOps, AViewPastTheStorageIsRefused) {
+  const Tensor x = sample({4});
+  const std::string msg = message_of([&] { call1("opdef::overview", {x}); });
+  EXPECT_TRUE(contains(msg, "opdef::overview: the view the shape function of plugin 'opdef' chose is refused")) << msg;
+  EXPECT_TRUE(contains(msg, "beyond the storage's 4 elements")) << msg;
 }
 
 TEST_F(PluginOps, ViewOpSharesItsInputsMemory) {

@@ -18,6 +18,9 @@
  *   opdef::minmax(Tensor self) -> (Tensor, Tensor) min and max over the last dim; shape callback
  *   opdef::diagonal(Tensor self) -> Tensor         the main diagonal of a square matrix, a view
  *   opdef::positive(Tensor self) -> Tensor         self > 0 as bool: a fixed output dtype
+ *   opdef::misshape(Tensor self, int how) -> Tensor a shape function that breaks the rules
+ *                                                  its `how` names (the host's checks)
+ *   opdef::overview(Tensor self) -> Tensor         a view reaching past self's storage
  *
  * Built twice: OPDEF_VARIANT=2 gives cube a different description (an int
  * argument), to test that a reload must describe its ops identically. */
@@ -205,6 +208,30 @@ static TsrError* diagonal_shape(const TsrShapeQuery* q) {
   return q->set_view(q->handle, 1, &n, &stride, 0);
 }
 
+/* how: 0 sets nothing, 1 sets output 0 twice, 2 sets output 1 (there is one), 3 an
+ * unknown dtype, 4 a negative size, 5 calls set_view (not a view op). */
+static TsrError* misshape_shape(const TsrShapeQuery* q) {
+  const DLTensor* x = q->args[0].as.tensor;
+  const int64_t how = q->args[1].as.i, negative = -1;
+  TsrError* err;
+  switch (how) {
+    case 0: return NULL;
+    case 1:
+      if ((err = q->set_output(q->handle, 0, TSR_DTYPE_FLOAT32, x->ndim, x->shape)) != NULL) return err;
+      return q->set_output(q->handle, 0, TSR_DTYPE_FLOAT32, x->ndim, x->shape);
+    case 2: return q->set_output(q->handle, 1, TSR_DTYPE_FLOAT32, x->ndim, x->shape);
+    case 3: return q->set_output(q->handle, 0, 99, x->ndim, x->shape);
+    case 4: return q->set_output(q->handle, 0, TSR_DTYPE_FLOAT32, 1, &negative);
+    default: return q->set_view(q->handle, x->ndim, x->shape, x->strides, 0);
+  }
+}
+
+static TsrError* overview_shape(const TsrShapeQuery* q) {
+  const DLTensor* x = q->args[0].as.tensor;
+  const int64_t n = x->shape[0] + 1, stride = 1;  /* one element past the end */
+  return q->set_view(q->handle, 1, &n, &stride, 0);
+}
+
 /* ---- registration ---- */
 
 #define OPDEF_FLOATS (TSR_DTYPE_BIT(TSR_DTYPE_FLOAT32) | TSR_DTYPE_BIT(TSR_DTYPE_FLOAT64))
@@ -373,6 +400,24 @@ static TsrError* opdef_initialize(const TsrHostApi* host, void** state) {
   op.output_dtype = TSR_DTYPE_BOOL;
   if ((err = host->register_op(host->context, &op)) != NULL) return err;
 
+  memset(&op, 0, sizeof op);
+  op.struct_size = sizeof op;
+  op.schema = "opdef::misshape(Tensor self, int how) -> Tensor";
+  op.shape_rule = TSR_SHAPE_CALLBACK;
+  op.shape_input = 0;
+  op.shape_fn = &misshape_shape;
+  if ((err = host->register_op(host->context, &op)) != NULL) return err;
+
+  memset(&op, 0, sizeof op);
+  op.struct_size = sizeof op;
+  op.schema = "opdef::overview(Tensor self) -> Tensor";
+  op.flags = TSR_OP_VIEW;
+  op.shape_rule = TSR_SHAPE_CALLBACK;
+  op.shape_input = 0;
+  op.shape_fn = &overview_shape;
+  if ((err = host->register_op(host->context, &op)) != NULL) return err;
+
+  if ((err = kernels(host, "opdef::misshape", 0, &cube_kernel)) != NULL) return err;
   if ((err = kernels(host, "opdef::positive", 0, &positive_kernel)) != NULL) return err;
   if ((err = kernels(host, "opdef::cube", 0, &cube_kernel)) != NULL) return err;
   if ((err = kernels(host, "opdef::cube_backward", 0, &cube_backward_kernel)) != NULL) return err;
