@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "device_registry.h"
+#include "plugin_load_note.h"
 
 namespace tessera {
 namespace {
@@ -19,7 +20,8 @@ DeviceTypeId lookup_type(std::string_view name) {
     std::string known;
     for (const DeviceTypeEntry* x : device_registry::all()) known += (known.empty() ? "" : ", ") + x->name;
     throw ValueError(detail::str("unknown device type '", name, "' (registered device types: ",
-                                 known.empty() ? "none — no plugin loaded" : known, ")"));
+                                 known.empty() ? "none — no plugin loaded" : known, ")",
+                                 detail::plugin_load_note()));
   }
   return e->id;
 }

@@ -43,6 +43,7 @@
 #include "device_registry.h"
 #include "dlpack_streams.h"
 #include "plugin_host.h"
+#include "plugin_load_note.h"
 #include "recorded_streams.h"
 
 namespace tessera {
@@ -407,7 +408,7 @@ ImportPlan check_import(const char* who, const DLTensor& dl) {
         known += detail::str(known.empty() ? "" : ", ", x->name, " = ", describe_dl_device(x->desc.dlpack_device_type));
     throw ValueError(detail::str(who, ": DLPack device type ", describe_dl_device(dl.device.device_type),
                                  " is not provided by any loaded plugin (DLPack device types of the registered "
-                                 "device types: ", known.empty() ? "none" : known, ")"));
+                                 "device types: ", known.empty() ? "none" : known, ")", detail::plugin_load_note()));
   }
   if (dl.device.device_id < 0 || dl.device.device_id >= e->device_count) [[unlikely]] {
     throw ValueError(detail::str(who, ": DLPack device ", describe_dl_device(dl.device.device_type), " index ",

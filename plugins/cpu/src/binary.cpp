@@ -1,6 +1,7 @@
 // Binary pointwise kernels: out = op(self, other) on same-shape, same-dtype
 // operands (broadcast inputs arrive with stride 0; out may be self for in-place
 // ops). Comparisons and logical ops write bool.
+#include "isa.hpp"
 #include "binary_math.hpp"
 #include "binary_dense.hpp"
 #include "common.hpp"
@@ -11,7 +12,7 @@
 #include <cstring>
 #include <string>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 struct Binary {
@@ -410,4 +411,4 @@ void register_binary_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

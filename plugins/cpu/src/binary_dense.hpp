@@ -3,13 +3,14 @@
 // one-vector-per-iteration loop on memory-bound sizes.
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 #include "parallel.hpp"
 
 #include <cstddef>
 #include <cstdint>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 enum class DenseOp { Add, Sub, Mul };
 
@@ -140,4 +141,4 @@ template <DenseOp K, bool kAlpha, void (*General)(const TsrKernelCall&), bool kO
   return kernel_entry<General>(call);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

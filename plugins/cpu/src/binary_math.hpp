@@ -3,12 +3,13 @@
 // bit width), free of undefined behaviour for every integer input.
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 
 #include <cmath>
 #include <type_traits>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 /// Python's a % b for floating point: the sign of the divisor; b == 0 gives NaN.
 template <typename C>
@@ -97,4 +98,4 @@ inline C nan_min(C a, C b) {
   return a < b ? a : b;
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

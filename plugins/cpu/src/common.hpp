@@ -3,6 +3,7 @@
 // (tessera/sdk/kernel_args.hpp).
 #pragma once
 
+#include "isa.hpp"
 #include <tessera/abi.h>
 #include <tessera/sdk/dtype.hpp>
 #include <tessera/sdk/iterate.hpp>
@@ -16,7 +17,7 @@
 #include <string>
 #include <type_traits>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 namespace sdk = ::tessera::sdk;
 
@@ -138,4 +139,4 @@ using sdk::tag_name;
 using sdk::tag_text;
 using sdk::tensor_arg;
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

@@ -12,6 +12,7 @@
 //  - to float32/float64: the usual IEEE conversions (nearest even).
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 
 #include <cmath>
@@ -20,7 +21,7 @@
 #include <limits>
 #include <type_traits>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 /// double -> float rounded to odd: truncate, and set the last bit if inexact.
 /// Rounding that to a type with <= 22 significant bits gives the correctly
@@ -127,4 +128,4 @@ inline T scalar_to(const TsrValue& v, const char* name) {
   }
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

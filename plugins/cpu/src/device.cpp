@@ -24,6 +24,7 @@ namespace tessera::cpu {
 namespace {
 
 std::string g_model = "CPU";
+const char* g_kernel_isa = "baseline";
 
 // Blocks of 4 MiB and more come fresh from mmap; with transparent huge pages in
 // "madvise" mode (the usual default) the first writes to a 64 MB output would
@@ -60,7 +61,8 @@ TsrError* describe_device(void*, int32_t index, char* buf, size_t buf_size) noex
   return sdk::guard([&] {
     check_index(index);
     if (buf == nullptr || buf_size == 0) invalid("cpu: describe_device needs a buffer of at least 1 byte");
-    std::snprintf(buf, buf_size, "%s, %d OpenMP threads", g_model.c_str(), omp_get_max_threads());
+    std::snprintf(buf, buf_size, "%s, %d OpenMP threads, %s kernels", g_model.c_str(), omp_get_max_threads(),
+                  g_kernel_isa);
   });
 }
 
@@ -159,7 +161,8 @@ TsrError* device_synchronize(void*, int32_t index) noexcept {
 
 }  // namespace
 
-void init_device_info() {
+void init_device_info(const char* kernel_isa) {
+  g_kernel_isa = kernel_isa;
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {

@@ -3,12 +3,13 @@
 // OpenMP threads above a grain.
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 #include "parallel.hpp"
 
 #include <array>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 /// Runs `loop` (a basic_loop-style functor) over the N operands, which all have
 /// the shape of ops[0]'s DLTensor (ops[0] is the output).
@@ -59,4 +60,4 @@ void binary_map(DLTensor& out, const DLTensor& a, const DLTensor& b, int64_t gra
                      sdk::basic_loop<S, S, S>(f));
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

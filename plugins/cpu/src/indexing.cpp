@@ -11,6 +11,7 @@
 // share its other coordinates, so scatter_add_ with duplicated indices never
 // races, and each element's sum is accumulated in index order whatever the
 // thread count (deterministic results).
+#include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
@@ -22,7 +23,7 @@
 #include <cstring>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 constexpr int32_t kMaxDims = 64;
@@ -438,4 +439,4 @@ void register_indexing_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

@@ -5,6 +5,7 @@
 // chunk's non-zeros (in parallel), allocate the output once through the host's
 // allocate_output (on the calling thread, as the ABI requires), then write each
 // chunk's indices at its prefix-sum offset (in parallel).
+#include "isa.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
@@ -13,7 +14,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 constexpr int64_t kChunk = 65536;  // elements per counting/writing chunk
@@ -109,4 +110,4 @@ void register_indexing_nonzero_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

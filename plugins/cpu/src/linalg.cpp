@@ -9,6 +9,7 @@
 // float16/bfloat16 are converted to float32, multiplied by sgemm (float32
 // accumulation) and rounded back. Integer dtypes use a cache-blocked loop with
 // wrapping accumulation (uint32 for <= 32-bit types, uint64 for int64).
+#include "isa.hpp"
 #include "blas.hpp"
 #include "common.hpp"
 #include "convert.hpp"
@@ -21,7 +22,7 @@
 #include <climits>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 // A batch of matrices: element (b, r, c) lives at data + b*sb + r*sr + c*sc
@@ -381,4 +382,4 @@ void register_linalg_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

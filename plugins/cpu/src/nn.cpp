@@ -1,5 +1,6 @@
 // softmax, log_softmax, layer_norm, nll_loss (docs/ops/nn.md); conv2d and the
 // pools are in nn_conv.cpp.
+#include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "kernels.hpp"
@@ -14,7 +15,7 @@
 #ifdef __linux__
 #endif
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 // float for float16/bfloat16/float32, double for float64.
@@ -251,4 +252,4 @@ void register_nn_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

@@ -6,6 +6,7 @@
 // unpadded convolution skips the unrolling (the image already is that matrix).
 // Images are spread over OpenMP threads (each with its own buffer); a single
 // image leaves the threads to OpenBLAS. float16/bfloat16 compute in float32.
+#include "isa.hpp"
 #include "blas.hpp"
 #include "common.hpp"
 #include "convert.hpp"
@@ -19,7 +20,7 @@
 #include <limits>
 #include <vector>
 
-namespace tessera::cpu::nn {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace nn {
 namespace {
 
 template <typename T>
@@ -295,4 +296,4 @@ void avg_pool2d_kernel(const TsrKernelCall& call) {
   });
 }
 
-}  // namespace tessera::cpu::nn
+}}}  // namespace tessera::cpu::TSR_CPU_ISA::nn

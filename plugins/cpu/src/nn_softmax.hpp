@@ -10,6 +10,7 @@
 // std::exp.
 #pragma once
 
+#include "isa.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,7 +21,7 @@
 #define TSR_NN_AVX2 1
 #endif
 
-namespace tessera::cpu::nn {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace nn {
 
 // Range reduction and polynomial constants of e^x (the classic Cephes expf
 // values): ln 2 split in a part exact in float and a correction.
@@ -240,4 +241,4 @@ void softmax_cols(const A* x, A* y, int64_t n, int64_t w, int64_t ld) {
   }
 }
 
-}  // namespace tessera::cpu::nn
+}}}  // namespace tessera::cpu::TSR_CPU_ISA::nn

@@ -5,6 +5,7 @@
 // only the threads the machine has cores for (idle_threads).
 #pragma once
 
+#include "isa.hpp"
 #include <omp.h>
 
 #include <cstdlib>
@@ -17,7 +18,7 @@
 
 #include "env_settings.hpp"
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 /// Elements of cheap elementwise work (a load, an add, a store) worth a thread:
 /// below this, waking a team costs more than it saves.
@@ -90,4 +91,4 @@ void parallel_for(int64_t n, int64_t grain, const F& f) {
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

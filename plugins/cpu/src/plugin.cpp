@@ -1,6 +1,7 @@
 // The CPU plugin's entry point: registers the "cpu" device type, then has each
 // op family register its kernels (kernels.hpp), each for the dtypes where the
-// op is defined.
+// op is defined, from the compilation for the best instruction-set level this
+// CPU supports (or TESSERA_CPU_ISA's).
 #include "blas.hpp"
 #include "common.hpp"
 #include "device.hpp"
@@ -15,20 +16,14 @@ namespace {
 
 void initialize(const sdk::Host& host, void** state) {
   if (state != nullptr) *state = nullptr;  // no plugin state: everything is static
-  init_device_info();
+  const KernelIsa isa = select_kernel_isa();  // first: a bad TESSERA_CPU_ISA fails the load
+  init_device_info(kernel_isa_name(isa));
   (void)blas();  // OpenBLAS now, while the plugin loads: a missing one fails the load, not a matmul
   host.register_device_type(cpu_device_desc());
-  register_unary_kernels(host);
-  register_binary_kernels(host);
-  register_ternary_kernels(host);
-  register_reduction_kernels(host);
-  register_linalg_kernels(host);
-  register_shape_kernels(host);
-  register_indexing_kernels(host);
-  register_random_kernels(host);
-  register_nn_kernels(host);
+  register_kernels(host, isa);
   const std::string line =
-      "cpu plugin: " + cpu_model() + ", " + std::to_string(omp_get_max_threads()) + " OpenMP threads";
+      "cpu plugin: " + cpu_model() + ", " + std::to_string(omp_get_max_threads()) +
+                           " OpenMP threads, " + kernel_isa_name(isa) + " kernels";
   host.log(TSR_LOG_DEBUG, line.c_str());
 }
 

@@ -5,6 +5,7 @@
 // offset by the output's element count (docs/ops/random.md). Every value comes
 // from the SDK's transforms (tessera/sdk/philox.hpp), which the cuda plugin runs
 // too: the same seed gives the same bits on both.
+#include "isa.hpp"
 #include <tessera/sdk/philox.hpp>
 
 #include "common.hpp"
@@ -16,7 +17,7 @@
 #include <limits>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 namespace philox = ::tessera::sdk::philox;
@@ -244,4 +245,4 @@ void register_random_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

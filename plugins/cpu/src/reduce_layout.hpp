@@ -3,6 +3,7 @@
 // first) and compatible neighbours merged. Shared by the reduction kernels.
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 #include "parallel.hpp"
 
@@ -14,7 +15,7 @@
 #include <exception>
 #include <string>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
 inline constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
 /// Work (element-equivalents) worth a second thread for the reductions that
@@ -185,4 +186,4 @@ inline const TsrValue& int_list_arg(const TsrKernelCall& call, size_t index, con
   return v;
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

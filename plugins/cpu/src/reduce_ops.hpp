@@ -11,6 +11,7 @@
 // accurate (mean then squared deviations; max then sum of exp).
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "parallel.hpp"
@@ -20,7 +21,7 @@
 #include <limits>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace reduce_detail {
 
 /// The type comparisons and folds read elements as: float for float16/bfloat16,
@@ -616,4 +617,4 @@ inline void logsumexp_kernel(const TsrKernelCall& call) {
   });
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

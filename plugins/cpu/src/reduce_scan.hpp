@@ -5,12 +5,13 @@
 // or / and.
 #pragma once
 
+#include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "parallel.hpp"
 #include "reduce_layout.hpp"
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace reduce_detail {
 
 template <typename T>
@@ -89,4 +90,4 @@ void scan_kernel(const TsrKernelCall& call) {
   });
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

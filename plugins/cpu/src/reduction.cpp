@@ -18,6 +18,7 @@
 //  - outer: the fastest-moving input dim is kept (e.g. column sums). A tile of
 //    up to kTile adjacent outputs is reduced together, row by row, so every
 //    load is used; leaves of kLeafRows rows are cascaded pairwise per lane.
+#include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
@@ -30,7 +31,7 @@
 #include <algorithm>
 #include <vector>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 constexpr int64_t kBlock = 16384;     // reduced elements per block (inner layout)
@@ -445,4 +446,4 @@ void register_reduction_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

@@ -1,6 +1,7 @@
 // tril and triu: the shape ops that need a kernel (the others are core
 // composites of views and copy_). One pass over the output: each element is
 // the input's or zero, by its (row, col) against the diagonal.
+#include "isa.hpp"
 #include "common.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
@@ -8,7 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 // Copies or zeroes each row of each matrix. `out` may be `self` itself (tril_):
@@ -80,4 +81,4 @@ void register_shape_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

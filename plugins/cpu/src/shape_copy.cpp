@@ -1,5 +1,6 @@
 // The shape family's copies and factories: copy_ (any dtype pair, any strides),
 // fill_ and arange.
+#include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "elementwise.hpp"
@@ -7,7 +8,7 @@
 
 #include <cstring>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 // Below this many bytes a single memcpy beats waking threads.
@@ -127,4 +128,4 @@ void register_shape_copy_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

@@ -9,6 +9,7 @@
 // and FMA are available (the plugin builds for the host ISA): kAvailable.
 #pragma once
 
+#include "isa.hpp"
 #include <algorithm>
 #include <cstdint>
 
@@ -17,7 +18,7 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-namespace tessera::cpu::small_sgemm {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace small_sgemm {
 
 inline constexpr bool kAvailable = true;
 
@@ -142,13 +143,13 @@ inline void gemm(int64_t M, int64_t N, int64_t K, const float* a, int64_t sar, i
   });
 }
 
-}  // namespace tessera::cpu::small_sgemm
+}}}  // namespace tessera::cpu::TSR_CPU_ISA::small_sgemm
 
 #else
 
-namespace tessera::cpu::small_sgemm {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace small_sgemm {
 inline constexpr bool kAvailable = false;
 inline void gemm(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t, float*, int64_t) {}
-}  // namespace tessera::cpu::small_sgemm
+}}}  // namespace tessera::cpu::TSR_CPU_ISA::small_sgemm
 
 #endif

@@ -1,13 +1,14 @@
 // where, lerp, addcmul, addcdiv: out = f(a, b, c) on same-shape operands
 // (broadcast inputs arrive with stride 0; out may be self for in-place ops).
 // clamp is a composite of maximum and minimum in the core: no kernel here.
+#include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
 
 #include <cmath>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 struct Ternary {
@@ -115,4 +116,4 @@ void register_ternary_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

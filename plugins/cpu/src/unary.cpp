@@ -3,6 +3,7 @@
 // out is bool. float16/bfloat16 compute in float32 and round once. exp, expm1,
 // log, tanh, sigmoid (and silu, gelu's tanh form) use the vectorizable
 // vec_math.hpp on float32/float64; the rest call the C library per element.
+#include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
@@ -12,7 +13,7 @@
 #include <cstring>
 #include <limits>
 
-namespace tessera::cpu {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 struct Unary {
@@ -394,4 +395,4 @@ void register_unary_kernels(const sdk::Host& host) {
   register_kernels(host, kTable);
 }
 
-}  // namespace tessera::cpu
+}}  // namespace tessera::cpu::TSR_CPU_ISA

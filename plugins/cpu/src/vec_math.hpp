@@ -12,13 +12,14 @@
 // a negative number is NaN, log(0) = -inf, NaN propagates.
 #pragma once
 
+#include "isa.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <type_traits>
 
-namespace tessera::cpu::vm {
+namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace vm {
 
 // Forced inline: called out of line (as GCC chooses in a file with many kernel
 // instantiations) the loops calling these would not vectorize.
@@ -274,4 +275,4 @@ TSR_VM_INLINE T trunc(T x) {
   return std::copysign(select(std::fabs(r) > std::fabs(x), r - std::copysign(T(1), x), r), x);
 }
 
-}  // namespace tessera::cpu::vm
+}}}  // namespace tessera::cpu::TSR_CPU_ISA::vm

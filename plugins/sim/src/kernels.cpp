@@ -312,15 +312,7 @@ void register_kernels(const sdk::Host& host, Sim& sim, std::deque<SimKernel>& ke
   api.register_kernel = &capture_register_kernel;
   api.log = &capture_log;
   const sdk::Host cpu_host(&api);
-  cpu::register_unary_kernels(cpu_host);
-  cpu::register_binary_kernels(cpu_host);
-  cpu::register_ternary_kernels(cpu_host);
-  cpu::register_reduction_kernels(cpu_host);
-  cpu::register_linalg_kernels(cpu_host);
-  cpu::register_shape_kernels(cpu_host);
-  cpu::register_indexing_kernels(cpu_host);
-  cpu::register_random_kernels(cpu_host);
-  cpu::register_nn_kernels(cpu_host);
+  cpu::register_kernels(cpu_host, cpu::select_kernel_isa());
   for (const Captured& c : capture.kernels) {
     SimKernel& entry = kernels.emplace_back(SimKernel{&sim, c.op, c.dtype_mask, c.fn, c.context});
     host.register_kernel(entry.op.c_str(), "sim", entry.dtype_mask, &sim_kernel, &entry);
