@@ -1475,6 +1475,54 @@ TEST_F(CpuPlugin, PairwiseSumOfTenMillionFloats) {
   }
 }
 
+TEST_F(CpuPlugin, ReductionsGiveTheSameBitsForEveryThreadCount) {
+  // Each output's summation / fold order is fixed by blocks of the input, not
+  // by the threads: 1, 2 and 3 threads give the same bits. Sizes cross the
+  // thread grain and end in partial leaves and blocks.
+  const int threads = omp_threads();
+  if (threads <= 0) GTEST_SKIP() << "libgomp not reachable";
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  const auto random = [&](std::vector<int64_t> shape, float lo_scale = 1.0f) {
+    Tensor t = make(TSR_DTYPE_FLOAT32, std::move(shape));
+    auto* p = reinterpret_cast<float*>(t.data());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = 1.0f + lo_scale * dist(rng);
+    return t;
+  };
+  const Tensor vec = random({1'000'037});
+  const Tensor near_one = random({300'007}, 1e-4f);  // a product that stays finite
+  const Tensor mat = random({1031, 1029});
+  struct Case {
+    const char* op;
+    const Tensor* x;
+    std::vector<int64_t> dims;
+    std::vector<int64_t> out_shape;
+  };
+  const std::vector<Case> cases = {
+      {"sum", &vec, {0}, {}},         {"sum", &mat, {1}, {1031}},       {"sum", &mat, {0}, {1029}},
+      {"prod", &near_one, {0}, {}},   {"amax", &vec, {0}, {}},          {"amin", &mat, {1}, {1031}},
+      {"logsumexp", &mat, {1}, {1031}}, {"logsumexp", &mat, {0}, {1029}}, {"logsumexp", &vec, {0}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " over dim " + std::to_string(c.dims[0]) + " of " +
+                 std::to_string(c.x->numel()) + " elements");
+    std::vector<Tensor> results;
+    for (int n : {1, 2, 3}) {
+      ASSERT_TRUE(set_omp_threads(n));
+      Tensor out = make(TSR_DTYPE_FLOAT32, c.out_shape);
+      Call call(c.op, TSR_DTYPE_FLOAT32);
+      call.in(*c.x).ints(c.dims).b(false);
+      if (std::string(c.op) == "sum" || std::string(c.op) == "prod") call.none();
+      ASSERT_TRUE(Ok(call.out(out).run()));
+      results.push_back(out);
+    }
+    set_omp_threads(threads);
+    const int64_t n_out = results[0].numel();
+    EXPECT_EQ(std::memcmp(results[0].data(), results[1].data(), sizeof(float) * n_out), 0) << "1 vs 2 threads";
+    EXPECT_EQ(std::memcmp(results[0].data(), results[2].data(), sizeof(float) * n_out), 0) << "1 vs 3 threads";
+  }
+}
+
 TEST_F(CpuPlugin, SumRejectsBadDims) {
   Tensor x = make(TSR_DTYPE_FLOAT32, {2, 3}), out = make(TSR_DTYPE_FLOAT32, {2});
   fill_values(x, {1});

@@ -450,3 +450,52 @@ def test_reductions_big_enough_for_threads():
     assert rows.amax(1).tolist() == [7, 1]
     assert rows.max(1).indices.tolist() == [12_345_678, a.size // 2 - 1]
     assert rows.sum(1).tolist() == [7, 1]
+
+
+@pytest.mark.parametrize("n", [31, 32, 33, 255, 257, 16383, 16385, 300_001])
+def test_long_float_reductions_with_tails(n):
+    # Lengths around the sum's leaf (256 floats) and block (16384), so partial
+    # leaves and blocks run; float64 NumPy references.
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(np.float32)
+    t, x = to_t(a), a.astype(np.float64)
+    assert abs(t.sum().item() - x.sum()) <= 4 * np.finfo(np.float32).eps * np.abs(x).sum()
+    check(t.amax(), a.max(), np.float32)
+    check(t.amin(), a.min(), np.float32)
+    check(t.logsumexp(0), logsumexp_reference(a, 0, False), np.float32)
+    h = a.astype(np.float16)
+    check(to_t(h).logsumexp(0), logsumexp_reference(h, 0, False), np.float16)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_row_and_column_reductions_of_a_large_matrix(dtype):
+    # Rows (inner layout) and columns (outer layout) with ragged tiles.
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((257, 1031)).astype(dtype)
+    t, x = to_t(a), a.astype(np.float64)
+    for dim in (0, 1):
+        check_accumulated(t.sum(dim), x.sum(dim), np.abs(x).sum(dim), 8, dtype)
+        check(t.amax(dim), a.max(dim), dtype)
+        check(t.logsumexp(dim), logsumexp_reference(a, dim, False), dtype)
+        check(to_t(a.T).logsumexp(1 - dim), logsumexp_reference(a.T, 1 - dim, False), dtype)
+
+
+def test_nan_and_infinities_in_long_vectors():
+    # One NaN anywhere wins amax / amin / logsumexp; +inf and -inf together
+    # (inf - inf inside the vector fold) still give the exact answer.
+    n = 100_003
+    for pos in [0, 5, 40_000, n - 1]:
+        a = np.zeros(n, dtype=np.float32)
+        a[pos] = np.nan
+        t = to_t(a)
+        assert math.isnan(t.amax().item()) and math.isnan(t.amin().item())
+        assert math.isnan(t.logsumexp(0).item())
+        assert math.isnan(to_t(a.reshape(1, n)).amax(1).item())
+    a = np.zeros(n, dtype=np.float32)
+    a[10], a[20] = np.inf, -np.inf
+    t = to_t(a)
+    assert t.amax().item() == math.inf and t.amin().item() == -math.inf
+    assert t.logsumexp(0).item() == math.inf
+    big = np.full(n, 3e38, dtype=np.float32)
+    big[1::2] = -3e38
+    assert to_t(big).amax().item() == np.float32(3e38) and to_t(big).amin().item() == np.float32(-3e38)

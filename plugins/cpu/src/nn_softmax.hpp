@@ -7,7 +7,9 @@
 // polynomial of e^r, 2^n through the exponent bits): ~1 ulp, 8 lanes per AVX2
 // instruction. Arguments are x - max <= 0, NaN stays NaN, and anything below
 // the float range flushes to 0 (so -inf entries get exactly 0). double rows use
-// std::exp.
+// std::exp. Without AVX2 the scalar form runs in loops GCC vectorizes (SSE2),
+// with a * b + c in place of FMA there (within an ulp of the AVX2 bits). Also
+// used by logsumexp (reduce_ops.hpp).
 #pragma once
 
 #include "isa.hpp"
@@ -33,25 +35,56 @@ inline constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3
 inline constexpr float kExpLow = -87.33654475f;  // below: e^x is under FLT_MIN, flushed to 0
 inline constexpr float kExpHigh = 88.3762626647949f;
 
-/// e^x for one float, the same steps as the vector form.
+// a * b + c: fused where the ISA has FMA (the bits of the AVX2 vector form);
+// on the SSE2 baseline std::fma would be a libm call, tens of ns.
+inline float mul_add(float a, float b, float c) {
+#if defined(__FMA__)
+  return std::fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// c ? a : b through bit masks: GCC (-ftrapping-math) keeps a `?:` of floats
+// as a branch, which stops the loop from vectorizing.
+inline float select(bool c, float a, float b) {
+  int32_t ia, ib;
+  std::memcpy(&ia, &a, sizeof ia);
+  std::memcpy(&ib, &b, sizeof ib);
+  const int32_t mask = -static_cast<int32_t>(c);
+  const int32_t r = (ia & mask) | (ib & ~mask);
+  float f;
+  std::memcpy(&f, &r, sizeof f);
+  return f;
+}
+
+/// e^x for one float, the same steps as the vector form; branch-free, so
+/// loops calling it vectorize on any ISA.
 inline float exp_scalar(float x) {
-  if (x != x) return x;
-  if (x < kExpLow) return 0.0f;
-  if (x > kExpHigh) x = kExpHigh;
-  const float n = std::nearbyint(x * kLog2e);
-  float r = std::fma(n, -kLn2Hi, x);
-  r = std::fma(n, -kLn2Lo, r);
+  const bool under = x < kExpLow;  // false for NaN
+  x = select(x > kExpHigh, kExpHigh, x);
+  x = select(x < kExpLow, kExpLow, x);  // NaN stays NaN
+  constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer (to even)
+  const float nr = x * kLog2e + kRound;
+  const float n = nr - kRound;
+  float r = mul_add(n, -kLn2Hi, x);
+  r = mul_add(n, -kLn2Lo, r);
   float p = kP0;
-  p = std::fma(p, r, kP1);
-  p = std::fma(p, r, kP2);
-  p = std::fma(p, r, kP3);
-  p = std::fma(p, r, kP4);
-  p = std::fma(p, r, kP5);
-  p = std::fma(p, r * r, r + 1.0f);
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  p = mul_add(p, r, kP1);
+  p = mul_add(p, r, kP2);
+  p = mul_add(p, r, kP3);
+  p = mul_add(p, r, kP4);
+  p = mul_add(p, r, kP5);
+  p = mul_add(p, r * r, r + 1.0f);
+  int32_t k, kr, bits;
+  std::memcpy(&kr, &nr, sizeof kr);
+  const float round = kRound;
+  std::memcpy(&k, &round, sizeof k);
+  k = kr - k;  // n as an integer, without a float -> int conversion (NaN would be UB)
+  bits = static_cast<int32_t>(static_cast<uint32_t>(k + 127) << 23);
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  return select(under, 0.0f, p * scale);
 }
 
 #ifdef TSR_NN_AVX2
@@ -133,6 +166,19 @@ inline float exp_sum(const float* x, float* y, int64_t n, float m) {
     s0 = _mm256_add_ps(s0, e0);
   }
   s = hsum(_mm256_add_ps(s0, s1));
+#else
+  float lane[16] = {};  // independent sums: the loop vectorizes on SSE2 too
+  for (; i + 16 <= n; i += 16) {
+    for (int j = 0; j < 16; ++j) {
+      const float e = exp_scalar(x[i + j] - m);
+      if constexpr (Store) y[i + j] = e;
+      lane[j] += e;
+    }
+  }
+  for (int w = 8; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+  }
+  s = lane[0];
 #endif
   for (; i < n; ++i) {
     const float e = exp_scalar(x[i] - m);

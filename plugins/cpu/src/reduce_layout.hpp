@@ -23,12 +23,12 @@ inline constexpr int kMaxDims = sdk::StridedIter<1>::kMaxDims;
 /// machine the end of an OpenMP region waits until every woken thread has been
 /// scheduled, which can cost milliseconds.
 inline constexpr int64_t kReduceGrain = int64_t{1} << 18;
-/// The same for streaming reductions (sum, prod, amax, any, max.dim...), which
-/// are bound by memory bandwidth: one core already streams 16M float32 in
-/// ~3.5 ms on the build machine, so a second thread only pays off for large
-/// inputs, and only when a core is idle (see idle_threads in parallel.hpp).
-/// TESSERA_CPU_STREAM_GRAIN (a whole number of elements) overrides it, for measuring.
-inline const int64_t kStreamGrain = env::parse_stream_grain(std::getenv("TESSERA_CPU_STREAM_GRAIN"), int64_t{1} << 22);
+/// The same for streaming reductions (sum, prod, amax, any, max.dim...): 256K
+/// elements (1 MiB of float32), where one core takes ~30 us, far more than
+/// waking a second thread costs; on a busy machine idle_threads (parallel.hpp)
+/// keeps the work on the calling thread. TESSERA_CPU_STREAM_GRAIN (a whole
+/// number of elements) overrides it, for measuring.
+inline const int64_t kStreamGrain = env::parse_stream_grain(std::getenv("TESSERA_CPU_STREAM_GRAIN"), int64_t{1} << 18);
 
 /// Runs f(begin, end) over [0, n) in chunks of `chunk` items that threads claim
 /// one at a time, so a thread the OS starts late (a busy machine) takes fewer

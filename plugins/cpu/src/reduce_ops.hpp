@@ -6,9 +6,11 @@
 // accumulators (the loop GCC vectorizes); when the innermost input dim is kept
 // (e.g. a reduction over dim 0), tiles of adjacent outputs are folded row by
 // row, so every load is used; a few outputs with many elements each (a full
-// reduction) split their elements over threads. The statistics (var, std,
-// norm, logsumexp) run per output in double, two passes where that is more
-// accurate (mean then squared deviations; max then sum of exp).
+// reduction) split their elements over threads. var, std and norm run per
+// output in double, var in two passes (mean, then squared deviations).
+// logsumexp takes the max, then sums exp(x - max): float-like inputs with the
+// vector exp of nn_softmax.hpp, in float over short blocks whose sums add up
+// in double; double inputs with std::exp.
 #pragma once
 
 #include "isa.hpp"
@@ -16,6 +18,7 @@
 #include "convert.hpp"
 #include "parallel.hpp"
 #include "reduce_layout.hpp"
+#include "nn_softmax.hpp"
 
 #include <cmath>
 #include <limits>
@@ -134,9 +137,9 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
   constexpr int W = kLanes<Op>;
   int64_t i = 0;
   if constexpr (kIsFloatExtreme<Op>) {
-    // Plain max/min (one vmaxps: NaN-blind) plus a lane sum of x - x, which is
-    // NaN only if some x is NaN or infinite; then the exact NaN-propagating
-    // loop runs instead (rare). Three vector ops per load instead of four.
+    // Plain max/min (one vmaxps: NaN-blind) plus a lane sum of x, which is NaN
+    // if some x is NaN (or on inf - inf); then the exact NaN-propagating loop
+    // runs instead (rare). Two vector ops per load instead of four.
     if (s == 1 && n >= W) {
       constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
       A lane[W], bad[W];
@@ -148,7 +151,7 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
         for (int j = 0; j < W; ++j) {
           const A x = load_cmp<T>(p[i + j]);
           lane[j] = kMax ? (x > lane[j] ? x : lane[j]) : (x < lane[j] ? x : lane[j]);
-          bad[j] += x - x;
+          bad[j] += x;
         }
       }
       for (int w = W / 2; w >= 1; w /= 2) {
@@ -215,6 +218,23 @@ inline void for_each_run(const Layout& L, const S* base, int64_t begin, int64_t 
   }
 }
 
+// Calls f(row) for the n_red rows (reduced index order) of the tile at base.
+template <typename S, typename F>
+inline void for_each_row(const Layout& L, const S* base, const F& f) {
+  int64_t index[kMaxDims];
+  for (int d = 0; d < L.nr; ++d) index[d] = 0;
+  const S* row = base;
+  for (int64_t r = 0; r < L.n_red; ++r) {
+    f(row);
+    for (int d = 0; d < L.nr; ++d) {
+      row += L.red[d].in;
+      if (++index[d] < L.red[d].size) break;
+      row -= L.red[d].size * L.red[d].in;
+      index[d] = 0;
+    }
+  }
+}
+
 /// f(in_offset, out_offset) for every output, outputs split over threads.
 template <typename F>
 inline void for_each_output(const Layout& L, int64_t cost_per_output, const F& f, int64_t grain = kStreamGrain) {
@@ -237,19 +257,30 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
     for_each_output(L, 1, [&](int64_t, int64_t oo) { out[oo] = store(Op::init()); });
     return;
   }
-  const int64_t threads = max_threads();
-  if (L.inner && L.n_out < threads && L.n_red >= kStreamGrain) {  // few outputs: split each one's elements
-    const int64_t chunks = std::max<int64_t>(1, std::min<int64_t>(64 * threads, L.n_red / 4096));
+  // Long outputs fold fixed chunks of kFoldChunk elements, combined in order,
+  // whether threads split one output's chunks or take whole outputs: the
+  // result (a float prod's rounding) does not depend on the thread count.
+  constexpr int64_t kFoldChunk = int64_t{1} << 16;
+  const auto fold_range = [&](int64_t io, int64_t b, int64_t e) {
+    A acc = Op::init();
+    for_each_run(L, in + io, b, e, [&](const S* p, int64_t n, int64_t s) { fold_run<T, Op>(p, n, s, acc); });
+    return acc;
+  };
+  const auto fold_output = [&](int64_t io) {
+    if (L.n_red <= kFoldChunk) return fold_range(io, 0, L.n_red);
+    A acc = Op::init();
+    for (int64_t b = 0; b < L.n_red; b += kFoldChunk) Op::combine(acc, fold_range(io, b, std::min(L.n_red, b + kFoldChunk)));
+    return acc;
+  };
+  if (L.inner && L.n_out < max_threads() && L.n_red >= 2 * kFoldChunk) {  // few outputs: split each one's chunks
+    const int64_t chunks = (L.n_red + kFoldChunk - 1) / kFoldChunk;
+    std::vector<A> partial(static_cast<size_t>(chunks));
     for (int64_t i = 0; i < L.n_out; ++i) {
       int64_t io, oo;
       offsets_of(i, L.kept, L.nk, io, oo);
-      std::vector<A> partial(static_cast<size_t>(chunks), Op::init());
-      parallel_chunks(chunks, L.n_red / chunks, [&](int64_t c0, int64_t c1) {
+      parallel_chunks(chunks, kFoldChunk, [&](int64_t c0, int64_t c1) {
         for (int64_t c = c0; c < c1; ++c) {
-          const int64_t b = L.n_red * c / chunks, e = L.n_red * (c + 1) / chunks;
-          A acc = Op::init();
-          for_each_run(L, in + io, b, e, [&](const S* p, int64_t n, int64_t s) { fold_run<T, Op>(p, n, s, acc); });
-          partial[static_cast<size_t>(c)] = acc;
+          partial[static_cast<size_t>(c)] = fold_range(io, c * kFoldChunk, std::min(L.n_red, (c + 1) * kFoldChunk));
         }
       });
       A acc = Op::init();
@@ -259,11 +290,7 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
     return;
   }
   if (L.inner) {
-    for_each_output(L, L.n_red, [&](int64_t io, int64_t oo) {
-      A acc = Op::init();
-      for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t n, int64_t s) { fold_run<T, Op>(p, n, s, acc); });
-      out[oo] = store(acc);
-    });
+    for_each_output(L, L.n_red, [&](int64_t io, int64_t oo) { out[oo] = store(fold_output(io)); });
     return;
   }
   // The innermost input dim is kept: fold tiles of adjacent outputs row by row.
@@ -281,6 +308,34 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
       const int64_t width = std::min(kTileW, lane.size - t * kTileW);
       const S* row = in + io + t * kTileW * lane.in;
       for (int64_t w = 0; w < width; ++w) acc[w] = Op::init();
+      if constexpr (kIsFloatExtreme<Op>) {
+        // As in fold_run: a NaN-blind max/min (vectorizes) plus a sum of x per
+        // lane; a lane whose sum is NaN (some NaN, or inf - inf) is refolded
+        // exactly.
+        constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
+        A bad[kTileW];
+        for (int64_t w = 0; w < width; ++w) bad[w] = 0;
+        const auto fold_row = [&](const S* rp, int64_t ls) {
+          for (int64_t w = 0; w < width; ++w) {
+            const A x = load_cmp<T>(rp[w * ls]);
+            acc[w] = kMax ? (x > acc[w] ? x : acc[w]) : (x < acc[w] ? x : acc[w]);
+            bad[w] += x;
+          }
+        };
+        if (lane.in == 1) {
+          for_each_row(L, row, [&](const S* rp) { fold_row(rp, 1); });
+        } else {
+          for_each_row(L, row, [&](const S* rp) { fold_row(rp, lane.in); });
+        }
+        for (int64_t w = 0; w < width; ++w) {
+          if (bad[w] == bad[w]) continue;
+          acc[w] = Op::init();
+          for_each_row(L, row + w * lane.in, [&](const S* rp) { Op::step(acc[w], load_cmp<T>(*rp)); });
+        }
+        storage_t<Out>* o = out + oo + t * kTileW * lane.out;
+        for (int64_t w = 0; w < width; ++w) o[w * lane.out] = store(acc[w]);
+        continue;
+      }
       for (int d = 0; d < L.nr; ++d) index[d] = 0;
       for (int64_t r = 0; r < L.n_red; ++r) {
         if (lane.in == 1) {
@@ -420,6 +475,29 @@ void var_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, doub
   }, kReduceGrain);
 }
 
+// lane[i % 16] += |x_i| (Square: x_i^2) over a run, in double; the lanes stay
+// in registers and the loop vectorizes (a double sum in one accumulator would
+// not: its order must be kept).
+template <typename T, bool Square>
+inline void abs_sum_lanes(const storage_t<T>* q, int64_t len, int64_t s, double* lane) {
+  constexpr int W = 16;
+  double acc[W];
+  for (int j = 0; j < W; ++j) acc[j] = lane[j];
+  const auto term = [](double x) { return Square ? x * x : std::fabs(x); };
+  int64_t i = 0;
+  if (s == 1) {
+    for (; i + W <= len; i += W) {
+      for (int j = 0; j < W; ++j) acc[j] += term(load_f64<T>(q[i + j]));
+    }
+  } else {
+    for (; i + W <= len; i += W) {
+      for (int j = 0; j < W; ++j) acc[j] += term(load_f64<T>(q[(i + j) * s]));
+    }
+  }
+  for (int j = 0; i < len; ++i, ++j) acc[j] += term(load_f64<T>(q[i * s]));
+  for (int j = 0; j < W; ++j) lane[j] = acc[j];
+}
+
 template <typename T>
 void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, double p) {
   using S = storage_t<T>;
@@ -440,13 +518,19 @@ void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, dou
     } else if (p == 0) {
       acc = 0;
       each([&](double a) { acc += a != 0 ? 1.0 : 0.0; });
-    } else if (p == 1) {
-      acc = 0;
-      each([&](double a) { acc += a; });
-    } else if (p == 2) {
-      acc = 0;
-      each([&](double a) { acc += a * a; });
-      acc = std::sqrt(acc);
+    } else if (p == 1 || p == 2) {
+      double lane[16] = {};
+      for_each_run(L, in + io, 0, L.n_red, [&](const S* q, int64_t len, int64_t s) {
+        if (p == 2) {
+          abs_sum_lanes<T, true>(q, len, s, lane);
+        } else {
+          abs_sum_lanes<T, false>(q, len, s, lane);
+        }
+      });
+      for (int w = 8; w >= 1; w /= 2) {
+        for (int j = 0; j < w; ++j) lane[j] += lane[j + w];
+      }
+      acc = p == 2 ? std::sqrt(lane[0]) : lane[0];
     } else {
       acc = 0;
       each([&](double a) { acc += std::pow(a, p); });
@@ -456,27 +540,100 @@ void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, dou
   }, kReduceGrain);
 }
 
+// m + log(sum), or m itself when it is NaN or infinite (all -inf gives -inf,
+// any +inf gives +inf).
+inline double lse_finish(double m, double sum) { return std::isfinite(m) ? m + std::log(sum) : m; }
+
+// Elements of exp(x - max) summed in float before the block sum goes to a
+// double: few enough that the float sums stay within an ulp or two.
+inline constexpr int64_t kLseBlock = 256;
+
 template <typename T>
 void logsumexp_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out) {
   using S = storage_t<T>;
-  for_each_output(L, 3 * L.n_red, [&](int64_t io, int64_t oo) {
-    double m = -std::numeric_limits<double>::infinity();
-    for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
-      for (int64_t i = 0; i < len; ++i) {
-        const double x = load_f64<T>(p[i * s]);
-        m = (x > m || x != x) ? x : m;
-      }
-    });
-    double r = m;  // NaN, +inf, or -inf (all -inf, or empty) are the answer as is
-    if (std::isfinite(m)) {
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;  // float for float16/bfloat16 too
+  if (L.inner || L.nk == 0) {
+    // Per output: the max (a vectorized NaN-propagating fold), then the sum
+    // of exp(x - max). float: vector exp over blocks of kLseBlock.
+    for_each_output(L, 3 * L.n_red, [&](int64_t io, int64_t oo) {
+      A m = ExtremeOp<T, true>::init();
+      for_each_run(L, in + io, 0, L.n_red,
+                   [&](const S* p, int64_t len, int64_t s) { fold_run<T, ExtremeOp<T, true>>(p, len, s, m); });
       double sum = 0;
-      for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
-        for (int64_t i = 0; i < len; ++i) sum += std::exp(load_f64<T>(p[i * s]) - m);
+      if (std::isfinite(m)) {
+        for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
+          if constexpr (std::is_same_v<A, double>) {
+            for (int64_t i = 0; i < len; ++i) sum += std::exp(p[i * s] - m);
+          } else {
+            A buf[kLseBlock];
+            for (int64_t b = 0; b < len; b += kLseBlock) {
+              const int64_t n = std::min(kLseBlock, len - b);
+              const A* x = buf;
+              if (std::is_same_v<S, A> && s == 1) {
+                x = reinterpret_cast<const A*>(p + b);
+              } else {
+                for (int64_t i = 0; i < n; ++i) buf[i] = load_cmp<T>(p[(b + i) * s]);
+              }
+              sum += nn::exp_sum<false>(x, nullptr, n, m);
+            }
+          }
+        });
+      }
+      out[oo] = static_cast<S>(convert<T>(lse_finish(m, sum)));
+    }, kReduceGrain);
+    return;
+  }
+  // The innermost input dim is kept (e.g. over dim 0): tiles of adjacent
+  // outputs, row by row (rows of the tile are contiguous when lane.in == 1):
+  // the column maxima, then the sums of exp(x - max) per column in double.
+  constexpr int64_t kTileW = nn::kCols;
+  const Dim& lane = L.kept[0];
+  const int64_t tiles = (lane.size + kTileW - 1) / kTileW;
+  const int64_t outer = L.n_out / lane.size;
+  parallel_chunks(outer * tiles, 3 * kTileW * L.n_red, [&](int64_t t0, int64_t t1) {
+    A m[kTileW], x[kTileW], e[kTileW];
+    double sum[kTileW];
+    for (int64_t task = t0; task < t1; ++task) {
+      const int64_t t = task % tiles;
+      int64_t io, oo;
+      offsets_of(task / tiles, L.kept + 1, L.nk - 1, io, oo);
+      const int64_t width = std::min(kTileW, lane.size - t * kTileW);
+      const S* base = in + io + t * kTileW * lane.in;
+      const auto load_row = [&](const S* row) -> const A* {
+        if (std::is_same_v<S, A> && lane.in == 1) return reinterpret_cast<const A*>(row);
+        for (int64_t w = 0; w < width; ++w) x[w] = load_cmp<T>(row[w * lane.in]);
+        return x;
+      };
+      for (int64_t w = 0; w < width; ++w) {
+        m[w] = -std::numeric_limits<A>::infinity();
+        sum[w] = 0;
+      }
+      // NaN-blind max plus a sum of x per column (vectorizes); a column whose
+      // sum is NaN (some NaN, or inf - inf) is rescanned for a NaN.
+      for (int64_t w = 0; w < width; ++w) e[w] = 0;
+      for_each_row(L, base, [&](const S* row) {
+        const A* r = load_row(row);
+        for (int64_t w = 0; w < width; ++w) {
+          m[w] = r[w] > m[w] ? r[w] : m[w];
+          e[w] += r[w];
+        }
       });
-      r = m + std::log(sum);
+      for (int64_t w = 0; w < width; ++w) {
+        if (e[w] != e[w]) {
+          for_each_row(L, base + w * lane.in, [&](const S* p) {
+            const A v = load_cmp<T>(*p);
+            if (v != v) m[w] = v;
+          });
+        }
+      }
+      for_each_row(L, base, [&](const S* row) {
+        nn::exp_diff(load_row(row), m, e, width);  // garbage where m is not finite: unused
+        for (int64_t w = 0; w < width; ++w) sum[w] += e[w];
+      });
+      storage_t<T>* o = out + oo + t * kTileW * lane.out;
+      for (int64_t w = 0; w < width; ++w) o[w * lane.out] = static_cast<S>(convert<T>(lse_finish(m[w], sum[w])));
     }
-    out[oo] = static_cast<S>(convert<T>(r));
-  }, kReduceGrain);
+  });
 }
 
 }  // namespace reduce_detail

@@ -2,11 +2,13 @@
 // the registration of every reduction and scan kernel (reduce_ops.hpp, reduce_scan.hpp).
 //
 // Accuracy: floating sums are pairwise. Each output's reduced elements are cut
-// into fixed blocks; a block is summed pairwise (8 interleaved accumulators at
-// the leaves, which also vectorizes), and block results are combined by a
-// binary cascade, so the error grows with log(n), not n. float16/bfloat16
-// accumulate in float32. The block structure does not depend on the number of
-// threads, so results are identical for every OMP_NUM_THREADS.
+// into fixed blocks of kBlock; in a block, leaves of 8 x kLanes elements are
+// summed into kLanes interleaved accumulators (8 terms each; four AVX2
+// registers), leaves are combined pairwise lane by lane, then the lanes as a
+// tree, and block results by a binary cascade: the error grows with log(n),
+// not n. float16/bfloat16 accumulate in float32. The block and lane structure
+// depends neither on the number of threads nor on the ISA level, so results
+// are identical for every OMP_NUM_THREADS and TESSERA_CPU_ISA.
 //
 // Integers and bool accumulate in uint64 (two's complement wrap, no UB) and are
 // converted to the output dtype (int64 unless a dtype was requested).
@@ -29,13 +31,13 @@
 #include "reduce_scan.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 constexpr int64_t kBlock = 16384;     // reduced elements per block (inner layout)
-constexpr int64_t kPairwiseLeaf = 128;  // below this, pairwise sums use 8 accumulators
 constexpr int64_t kTile = 64;         // outputs reduced together (outer layout)
 constexpr int64_t kLeafRows = 8;      // rows summed straight into a tile before cascading
 constexpr int64_t kBlockRows = 256;   // rows per block (outer layout), a multiple of kLeafRows
@@ -63,27 +65,152 @@ inline storage_t<Out> store_acc(Acc a) {
   }
 }
 
-// Pairwise sum of n elements at p with stride s (elements).
-template <typename T, typename Acc>
-Acc pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
-  if (n <= kPairwiseLeaf) {
-    Acc lane[8] = {};
-    int64_t i = 0;
-    if (s == 1) {
-      for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; ++j) lane[j] += load_acc<T, Acc>(p[i + j]);
-      }
-    } else {
-      for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; ++j) lane[j] += load_acc<T, Acc>(p[(i + j) * s]);
+// Lanes of the pairwise leaves: 128 bytes of accumulators (32 floats, 16
+// doubles or 64-bit integers), held as kParts 32-byte vectors: four AVX2
+// registers (or eight SSE ones), enough independent adds to hide their
+// latency. The count is fixed per accumulator type, not per ISA level, and
+// there is no FMA, so every level adds the same values in the same order: the
+// same bits on every machine.
+template <typename Acc>
+struct VecOf;  // GCC takes vector_size only on a concrete type
+template <>
+struct VecOf<float> {
+  typedef float type __attribute__((vector_size(32)));
+  typedef float unaligned __attribute__((vector_size(32), aligned(sizeof(float)), may_alias));
+};
+template <>
+struct VecOf<double> {
+  typedef double type __attribute__((vector_size(32)));
+  typedef double unaligned __attribute__((vector_size(32), aligned(sizeof(double)), may_alias));
+};
+template <>
+struct VecOf<uint64_t> {
+  typedef uint64_t type __attribute__((vector_size(32)));
+  typedef uint64_t unaligned __attribute__((vector_size(32), aligned(sizeof(uint64_t)), may_alias));
+};
+template <typename Acc>
+using Vec = typename VecOf<Acc>::type;
+constexpr int kParts = 4;
+template <typename Acc>
+inline constexpr int kPartLanes = static_cast<int>(32 / sizeof(Acc));
+template <typename Acc>
+inline constexpr int kLanes = kParts * kPartLanes<Acc>;
+template <typename Acc, int P = kParts>
+struct Lanes {
+  Vec<Acc> v[P];
+};
+constexpr int64_t kLeafDepth = 8;  // elements per lane in a leaf (a leaf is 8 * kLanes elements)
+
+#define TSR_RED_INLINE inline __attribute__((always_inline))
+
+// a = the kLanes elements at p (stride s; Dense: 1). Elements whose bits are
+// their accumulator's (float, double, 64-bit integers) are copied straight.
+template <typename T, typename Acc, bool Dense>
+TSR_RED_INLINE void load_lanes(const storage_t<T>* p, int64_t s, Lanes<Acc>& a) {
+  using S = storage_t<T>;
+  if constexpr (Dense && sizeof(S) == sizeof(Acc) && !kIsHalfLike<T> &&
+                std::is_floating_point_v<S> == std::is_floating_point_v<Acc>) {
+    using U = typename VecOf<Acc>::unaligned;  // an unaligned vector load
+    for (int k = 0; k < kParts; ++k) a.v[k] = *reinterpret_cast<const U*>(p + k * kPartLanes<Acc>);
+  } else {
+    for (int k = 0; k < kParts; ++k) {
+      for (int j = 0; j < kPartLanes<Acc>; ++j) {
+        const int64_t e = k * kPartLanes<Acc> + j;
+        a.v[k][j] = load_acc<T, Acc>(p[Dense ? e : e * s]);
       }
     }
-    Acc total = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-    for (; i < n; ++i) total += load_acc<T, Acc>(p[i * s]);
-    return total;
   }
-  const int64_t half = (n / 2) & ~int64_t{7};  // keep the left part a multiple of 8
-  return pairwise_sum<T, Acc>(p, half, s) + pairwise_sum<T, Acc>(p + half * s, n - half, s);
+}
+template <typename Acc, int P>
+TSR_RED_INLINE void add_lanes(const Lanes<Acc, P>& a, Lanes<Acc, P>& b) {  // b = a + b
+  for (int k = 0; k < P; ++k) b.v[k] = a.v[k] + b.v[k];
+}
+
+// Pairwise combination of leaf lane vectors: level l holds the lane-wise sum
+// of 2^l pushed leaves, so n leaves cost n - 1 vector additions and the tree
+// stays balanced. total() adds the levels, then the lanes as a tree.
+template <typename Acc, int P = kParts>
+class LaneCascade {
+ public:
+  static constexpr int kWidth = P * kPartLanes<Acc>;
+  TSR_RED_INLINE void push(Lanes<Acc, P>& v) {  // v is clobbered
+    uint64_t c = count_++;
+    int l = 0;
+    for (; (c & 1u) != 0; c >>= 1, ++l) add_lanes(level_[l], v);
+    for (int k = 0; k < P; ++k) level_[l].v[k] = v.v[k];  // per part: a struct copy goes through memory
+  }
+  // The lane-wise total into out[kWidth] (zeros when nothing was pushed).
+  void total_lanes(Acc* out) const {
+    Lanes<Acc, P> r{};
+    bool first = true;
+    for (int l = 0; l < 64; ++l) {
+      if (((count_ >> l) & 1u) == 0) continue;
+      if (first) {
+        r = level_[l];
+      } else {
+        add_lanes(level_[l], r);
+      }
+      first = false;
+    }
+    std::memcpy(out, &r, sizeof r);
+  }
+  Acc total() const {  // lane-wise total, then the lanes as a tree
+    if (count_ == 0) return Acc{};
+    Acc a[kWidth];
+    total_lanes(a);
+    for (int w = kWidth / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) a[j] = a[j] + a[j + w];
+    }
+    return a[0];
+  }
+
+ private:
+  Lanes<Acc, P> level_[64];
+  uint64_t count_ = 0;
+};
+
+// Pairwise sum of n elements at p with stride s: leaves of kLeafDepth rows of
+// kLanes elements, each lane summed in order, leaves combined pairwise per
+// lane, then the lanes as a tree. The error grows with log(n). The tail is
+// one partial leaf; runs shorter than kLanes are summed in order.
+template <typename T, typename Acc, bool Dense>
+Acc lane_sum(const storage_t<T>* p, int64_t n, int64_t s) {
+  constexpr int W = kLanes<Acc>;
+  constexpr int64_t kLeaf = W * kLeafDepth;
+  if (n < W) {
+    Acc t{};
+    for (int64_t i = 0; i < n; ++i) t += load_acc<T, Acc>(p[Dense ? i : i * s]);
+    return t;
+  }
+  LaneCascade<Acc> c;
+  Lanes<Acc> lane, x;
+  int64_t i = 0;
+  for (; i + kLeaf <= n; i += kLeaf) {
+    load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, lane);
+    for (int64_t r = 1; r < kLeafDepth; ++r) {
+      load_lanes<T, Acc, Dense>(p + (Dense ? i + r * W : (i + r * W) * s), s, x);
+      add_lanes(x, lane);
+    }
+    c.push(lane);
+  }
+  if (i < n) {  // a partial leaf: whole rows, then the last few elements into the first lanes
+    lane = Lanes<Acc>{};
+    for (; i + W <= n; i += W) {
+      load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, x);
+      add_lanes(x, lane);
+    }
+    Acc rest[W] = {};
+    for (int j = 0; i < n; ++i, ++j) rest[j] = load_acc<T, Acc>(p[Dense ? i : i * s]);
+    std::memcpy(&x, rest, sizeof x);
+    add_lanes(x, lane);
+    c.push(lane);
+  }
+  return c.total();
+}
+
+template <typename T, typename Acc>
+Acc pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
+  return s == 1 ? lane_sum<T, Acc, true>(p, n, 1) : lane_sum<T, Acc, false>(p, n, s);
 }
 
 // Streaming pairwise combination: level l holds the sum of 2^l pushed values,
@@ -210,6 +337,12 @@ struct Reducer {
     vc.reset(width);
     Acc leaf[kTile];
     const S* rows[kLeafRows];
+    // Whole float32 tiles of dense lanes: the same additions in the same order
+    // as sum_leaf + VecCascade below, with the tile held in eight registers.
+    constexpr bool kFastType = std::is_same_v<T, float> && std::is_same_v<Acc, float>;
+    constexpr int kTileParts = static_cast<int>(kTile / kPartLanes<float>);
+    const bool fast = kFastType && ls == 1 && width == kTile;
+    LaneCascade<float, kTileParts> tile_cascade;
     for (int64_t r = r0; r < r1;) {
       const int64_t nrows = std::min(kLeafRows, r1 - r);
       for (int64_t i = 0; i < nrows; ++i) {
@@ -222,8 +355,27 @@ struct Reducer {
         }
       }
       r += nrows;
+      if constexpr (kFastType) {
+        if (fast) {
+          using U = typename VecOf<float>::unaligned;
+          Lanes<float, kTileParts> acc{};
+          for (int64_t i = 0; i < nrows; ++i) {
+            for (int k = 0; k < kTileParts; ++k) {
+              acc.v[k] = acc.v[k] + *reinterpret_cast<const U*>(rows[i] + k * kPartLanes<float>);
+            }
+          }
+          tile_cascade.push(acc);
+          continue;
+        }
+      }
       sum_leaf(rows, nrows, width, ls, leaf);
       vc.push(leaf);
+    }
+    if constexpr (kFastType) {
+      if (fast) {
+        tile_cascade.total_lanes(result);
+        return;
+      }
     }
     vc.total(result);
   }
