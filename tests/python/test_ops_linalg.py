@@ -115,6 +115,33 @@ def test_transposed_operands_match():
         np.testing.assert_allclose(np.from_dlpack(got), a.T @ b.T, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_matrix_vector_products(dtype):
+    """Matrix x vector and vector x matrix (BLAS GEMV in the CPU plugin): dense,
+    transposed and strided matrices, strided vectors, batched and broadcast."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((130, 77)).astype(dtype)
+    at = rng.standard_normal((77, 130)).astype(dtype)
+    v = rng.standard_normal(154).astype(dtype)
+    w = rng.standard_normal(260).astype(dtype)
+    cases = [
+        (to_t(a), to_t(v[:77]), a @ v[:77]),                          # dense rows
+        (to_t(at).t(), to_t(v[:77]), at.T @ v[:77]),                  # dense columns
+        (to_t(a), to_t(v)[::2], a @ v[::2]),                          # strided vector
+        (to_t(v[:130]), to_t(a), v[:130] @ a),                        # vector x matrix
+        (to_t(w)[::2], to_t(at).t(), w[::2] @ at.T),                  # ... transposed, strided
+        (to_t(a)[::2], to_t(v[:77]), a[::2] @ v[:77]),                # every other row
+        (to_t(a).unsqueeze(0).expand(3, 130, 77), to_t(v[:77]).view(77, 1),
+         np.broadcast_to(a, (3, 130, 77)) @ v[:77].reshape(77, 1)),   # batched, broadcast matrix
+    ]
+    for x, y, want in cases:
+        got = np.from_dlpack(tessera.matmul(x, y).contiguous())
+        np.testing.assert_allclose(got, want, rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+    got = np.from_dlpack(tessera.bmm(to_t(np.stack([a, a * 2])), to_t(np.stack([v[:77], v[77:]]))[..., None]))
+    np.testing.assert_allclose(got[..., 0], np.stack([a @ v[:77], 2 * a @ v[77:]]),
+                               rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+
+
 @SETTINGS
 @given(st.sampled_from(NUMERIC), st.integers(0, 4), st.integers(0, 4), st.integers(0, 4), st.data())
 def test_addmm(dtype, n, k, p, data):

@@ -46,9 +46,12 @@ Blas load() {
   if (core != nullptr) unsetenv("OPENBLAS_CORETYPE");
   if (lib == nullptr) throw sdk::Error(TSR_ERROR_UNAVAILABLE, "cpu plugin: cannot load OpenBLAS (" + tried + ")");
   Blas b{reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm")),
-         reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(lib, "cblas_dgemm"))};
-  if (b.sgemm == nullptr || b.dgemm == nullptr)
-    throw sdk::Error(TSR_ERROR_UNAVAILABLE, "cpu plugin: the OpenBLAS it loaded lacks cblas_sgemm or cblas_dgemm");
+         reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(lib, "cblas_dgemm")),
+         reinterpret_cast<decltype(&cblas_sgemv)>(dlsym(lib, "cblas_sgemv")),
+         reinterpret_cast<decltype(&cblas_dgemv)>(dlsym(lib, "cblas_dgemv"))};
+  if (b.sgemm == nullptr || b.dgemm == nullptr || b.sgemv == nullptr || b.dgemv == nullptr)
+    throw sdk::Error(TSR_ERROR_UNAVAILABLE,
+                     "cpu plugin: the OpenBLAS it loaded lacks one of cblas_sgemm, cblas_dgemm, cblas_sgemv, cblas_dgemv");
   return b;  // never closed: kernels may run until the process ends
 }
 

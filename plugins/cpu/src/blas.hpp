@@ -1,4 +1,4 @@
-// OpenBLAS's GEMMs, loaded by the plugin itself (blas.cpp) rather than linked:
+// OpenBLAS's GEMMs and GEMVs, loaded by the plugin itself (blas.cpp) rather than linked:
 // OpenBLAS picks its kernels for the CPU when it loads, and a DYNAMIC_ARCH build
 // (Debian's) takes some virtual CPUs that hide their model for a Prescott and
 // runs SSE3 kernels — a 512^3 sgemm took 4.4x PyTorch's time on the project's
@@ -14,6 +14,8 @@ namespace tessera::cpu {
 struct Blas {
   decltype(&cblas_sgemm) sgemm;
   decltype(&cblas_dgemm) dgemm;
+  decltype(&cblas_sgemv) sgemv;  // matrix x vector: GEMM's packing costs more than the product there
+  decltype(&cblas_dgemv) dgemv;
 };
 
 /// OpenBLAS's entry points, loaded on the first call (from any thread, once;

@@ -8,6 +8,7 @@
 #include "nn_softmax.hpp"
 #include "parallel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -113,6 +114,11 @@ void softmax_impl(const TsrKernelCall& call) {
 
 // ---- layer_norm ----
 
+// The sum of 8 lanes as a fixed tree.
+inline double lane_total(const double (&lane)[8]) {
+  return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
 void layer_norm_kernel(const TsrKernelCall& call) {
   const DLTensor& x = tensor_arg(call, 0, "input", call.dtype);
   const DLTensor* w = opt_tensor(call, 1, "weight", call.dtype);
@@ -146,15 +152,29 @@ void layer_norm_kernel(const TsrKernelCall& call) {
           const T* xr = in + r * m;
           T* yr = o + r * m;
           // Two passes in double: the mean, then the centred sum of squares
-          // (no cancellation, unlike E[x^2] - E[x]^2).
-          double s = 0.0;
-          for (int64_t i = 0; i < m; ++i) s += static_cast<double>(static_cast<A>(xr[i]));
-          const double mean = s / static_cast<double>(m);
-          double ss = 0.0;
-          for (int64_t i = 0; i < m; ++i) {
-            const double d = static_cast<double>(static_cast<A>(xr[i])) - mean;
-            ss += d * d;
+          // (no cancellation, unlike E[x^2] - E[x]^2). Each pass keeps
+          // kLanes independent sums, so it vectorizes (a single running sum is
+          // a chain GCC must not reorder); the order is fixed, so are the bits.
+          constexpr int64_t kLanes = 8;
+          const int64_t body = m - m % kLanes;
+          double lane[kLanes] = {};
+          for (int64_t i = 0; i < body; i += kLanes) {
+            for (int64_t j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(static_cast<A>(xr[i + j]));
           }
+          for (int64_t i = body; i < m; ++i) lane[i - body] += static_cast<double>(static_cast<A>(xr[i]));
+          const double mean = lane_total(lane) / static_cast<double>(m);
+          std::fill(lane, lane + kLanes, 0.0);
+          for (int64_t i = 0; i < body; i += kLanes) {
+            for (int64_t j = 0; j < kLanes; ++j) {
+              const double d = static_cast<double>(static_cast<A>(xr[i + j])) - mean;
+              lane[j] += d * d;
+            }
+          }
+          for (int64_t i = body; i < m; ++i) {
+            const double d = static_cast<double>(static_cast<A>(xr[i])) - mean;
+            lane[i - body] += d * d;
+          }
+          const double ss = lane_total(lane);
           const A rstd = static_cast<A>(1.0 / std::sqrt(ss / static_cast<double>(m) + eps));
           const A am = static_cast<A>(mean);
           for (int64_t i = 0; i < m; ++i) {
