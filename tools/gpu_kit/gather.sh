@@ -8,6 +8,7 @@
 #   googletest/ GoogleTest's sources (built there)
 #   openblas/   OpenBLAS (gzipped) with its Fortran runtime, and its headers
 #   libzip/     libzip with its headers and a pkg-config file
+#   sleef/      SLEEF (gzipped), the CPU plugin's vectorized math, and its header
 #   dlpack/     DLPack 1.x headers
 #   wheels/     pytest and hypothesis with their pure-Python dependencies
 #
@@ -72,6 +73,11 @@ for dep in libgfortran.so.5 libquadmath.so.0; do
 done
 cp /usr/include/x86_64-linux-gnu/openblas-openmp/{cblas.h,openblas_config.h} "$out/openblas/include/"
 
+# SLEEF (the CPU plugin's transcendental functions) and its header.
+mkdir -p "$out/sleef/lib" "$out/sleef/include"
+gzip -9 -c /usr/lib/x86_64-linux-gnu/libsleef.so.3 >"$out/sleef/lib/libsleef.so.3.gz"
+cp /usr/include/x86_64-linux-gnu/sleef.h "$out/sleef/include/"
+
 # libzip with its headers and a pkg-config file (prefix set where it is unpacked).
 mkdir -p "$out/libzip/lib/pkgconfig" "$out/libzip/include"
 cp -L /usr/lib/x86_64-linux-gnu/libzip.so.4 "$out/libzip/lib/"
@@ -107,6 +113,7 @@ mkdir -p "$out/wheels"
   echo "boost ${boost_version} ($(printf '%s\n' $headers | wc -l) headers reached)"
   echo "openblas $(dpkg-query -W -f='${Version}' libopenblas0-openmp 2>/dev/null || echo '?')"
   echo "libzip ${zip_version}"
+  echo "sleef $(dpkg-query -W -f='${Version}' libsleef3 2>/dev/null || echo '?')"
   echo "dlpack $(sed -n 's/^#define DLPACK_MAJOR_VERSION \([0-9]*\)/\1/p' "$dl/dlpack/dlpack.h").$(sed -n 's/^#define DLPACK_MINOR_VERSION \([0-9]*\)/\1/p' "$dl/dlpack/dlpack.h")"
   echo "googletest $(dpkg-query -W -f='${Version}' googletest 2>/dev/null || echo '?')"
   ls "$out/wheels"

@@ -75,6 +75,8 @@ unpack() {
   rm -rf "$deps" && mkdir -p "$deps" && cp -r "$kit"/. "$deps"/ &&
     gunzip -f "$deps/openblas/lib/libopenblas.so.0.gz" &&
     ln -sf libopenblas.so.0 "$deps/openblas/lib/libopenblas.so" &&
+    gunzip -f "$deps/sleef/lib/libsleef.so.3.gz" &&
+    ln -sf libsleef.so.3 "$deps/sleef/lib/libsleef.so" &&
     ln -sf libzip.so.4 "$deps/libzip/lib/libzip.so" &&
     sed -i "s|@PREFIX@|$deps/libzip|" "$deps/libzip/lib/pkgconfig/libzip.pc" &&
     cmake -S "$deps/googletest" -B "$work/gtest-build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -100,7 +102,7 @@ python_env() {
 step python "$report/build.log" python_env
 [ -x "$py" ] || py="$base_py"  # the python step skipped here: the runner the machine has
 
-export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib:$deps/sleef/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # Only the kit's pkg-config files: nothing of the machine's own is picked up by accident.
 export PKG_CONFIG_LIBDIR="$deps/libzip/lib/pkgconfig"
 build="$work/build"
@@ -110,6 +112,7 @@ configure_and_build() {
     -DCMAKE_POLICY_DEFAULT_CMP0167=NEW -DBoost_NO_SYSTEM_PATHS=ON \
     -DTESSERA_OPENBLAS_LIBRARY="$deps/openblas/lib/libopenblas.so" \
     -DTESSERA_CBLAS_INCLUDE_DIR="$deps/openblas/include" \
+    -DTESSERA_SLEEF_LIBRARY="$deps/sleef/lib/libsleef.so" -DTESSERA_SLEEF_INCLUDE_DIR="$deps/sleef/include" \
     -DTESSERA_DLPACK_INCLUDE_DIR="$deps/dlpack/include" -DTESSERA_PYTHON="$py" \
     -DTESSERA_BUILD_BENCHMARKS=OFF -DTESSERA_CUDA="${TESSERA_GPU_CUDA:-ON}" \
     -DTESSERA_CUDNN_ROOT="$("$py" -c 'import nvidia.cudnn as m; print(list(m.__path__)[0])' 2>/dev/null)" &&
@@ -119,16 +122,16 @@ configure_and_build() {
 }
 step build "$report/build.log" configure_and_build
 
-# Nothing of the machine's own Boost, GoogleTest, OpenBLAS or libzip was used
+# Nothing of the machine's own Boost, GoogleTest, OpenBLAS, SLEEF or libzip was used
 # (on a development machine that has them: proof the kit is complete).
 isolation() {
   local outside
-  outside=$(ninja -C "$build" -t deps | grep -E '^ +/usr/(local/)?include/(boost/|gtest/|gmock/|zip\.h|zipconf\.h|cblas\.h|x86_64-linux-gnu/openblas)' | sort -u)
+  outside=$(ninja -C "$build" -t deps | grep -E '^ +/usr/(local/)?include/(boost/|gtest/|gmock/|zip\.h|zipconf\.h|cblas\.h|x86_64-linux-gnu/openblas|x86_64-linux-gnu/sleef\.h)' | sort -u)
   [ -z "$outside" ] || { echo "headers from outside the kit:"; echo "$outside" | head; return 1; }
   for lib in "$build"/lib/tessera/plugins/libtessera-cpu.so "$build"/lib/libtessera.so; do
-    ldd "$lib" | grep -E 'libopenblas|libzip|libgfortran' | grep -v "$deps" && { echo "$lib resolves outside the kit"; return 1; }
+    ldd "$lib" | grep -E 'libopenblas|libzip|libgfortran|libsleef' | grep -v "$deps" && { echo "$lib resolves outside the kit"; return 1; }
   done
-  echo "every Boost, GoogleTest, OpenBLAS and libzip file came from $deps"
+  echo "every Boost, GoogleTest, OpenBLAS, SLEEF and libzip file came from $deps"
 }
 step isolation "$report/build.log" isolation
 

@@ -5,8 +5,10 @@
 #include "binary_math.hpp"
 #include "binary_dense.hpp"
 #include "common.hpp"
+#include "convert.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
+#include "sleef_math.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -72,6 +74,16 @@ compute_t<T> alpha_as(const TsrKernelCall& call) {
   }
 }
 
+// float16/bfloat16: blocks of the operands widened to float32, f run on them
+// (vectorized), each result rounded back once, as T(f(float(x), float(y))).
+template <typename T, typename Out = T, typename F>
+void half_map(const Binary& ops, int64_t grain, F f) {
+  run_elementwise<3>(ops.out->ndim, ops.out->shape,
+                     {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.self),
+                      sdk::IterOperand::of(*ops.other)},
+                     grain, half_block_loop<Out, T, T>(f));
+}
+
 // The general path of add/sub: every dtype, layout and alpha, every check; the
 // usual dense float32 call never comes here (dense_f32_entry runs it).
 template <bool kSubtract>
@@ -93,11 +105,13 @@ void add_or_sub(const TsrKernelCall& call) {
       binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [alpha](T x, T y) -> T {
         return kSubtract ? wrap_sub(x, wrap_mul(alpha, y)) : wrap_add(x, wrap_mul(alpha, y));
       });
+    } else if constexpr (kIsHalfLike<T>) {
+      const float alpha = alpha_as<T>(call);
+      half_map<T>(ops, kGrain, [alpha](float x, float y) { return kSubtract ? x - alpha * y : x + alpha * y; });
     } else {
-      using C = compute_t<T>;
-      const C alpha = alpha_as<T>(call);
-      binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
-                    [alpha](T x, T y) -> T { return T(kSubtract ? C(x) - alpha * C(y) : C(x) + alpha * C(y)); });
+      const T alpha = alpha_as<T>(call);
+      binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain,
+                    [alpha](T x, T y) -> T { return kSubtract ? x - alpha * y : x + alpha * y; });
     }
   });
 }
@@ -178,20 +192,23 @@ bool any_zero(const DLTensor& t) {
 // for float16/bfloat16), stored as Out (T itself, or bool for comparisons).
 template <typename T, typename Out = T, typename F>
 void map_compute(const Binary& ops, int64_t grain, F f) {
-  using S = storage_t<T>;
-  using SO = storage_t<Out>;
-  using C = compute_t<T>;
-  run_elementwise<3>(ops.out->ndim, ops.out->shape,
-                     {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.self),
-                      sdk::IterOperand::of(*ops.other)},
-                     kIsHalfLike<T> ? kGrainExpensive : grain,
-                     sdk::basic_loop<SO, S, S>([f](S x, S y) -> SO {
-                       if constexpr (std::is_same_v<Out, bool>) {
-                         return static_cast<SO>(f(static_cast<C>(x), static_cast<C>(y)) ? 1 : 0);
-                       } else {
-                         return static_cast<SO>(static_cast<Out>(f(static_cast<C>(x), static_cast<C>(y))));
-                       }
-                     }));
+  if constexpr (kIsHalfLike<T>) {
+    half_map<T, Out>(ops, grain, f);
+  } else {
+    using S = storage_t<T>;
+    using SO = storage_t<Out>;
+    run_elementwise<3>(ops.out->ndim, ops.out->shape,
+                       {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.self),
+                        sdk::IterOperand::of(*ops.other)},
+                       grain, sdk::basic_loop<SO, S, S>([f](S x, S y) -> SO {
+                         using C = compute_t<T>;  // bool for bool: a byte other than 0/1 reads true
+                         if constexpr (std::is_same_v<Out, bool>) {
+                           return static_cast<SO>(f(static_cast<C>(x), static_cast<C>(y)) ? 1 : 0);
+                         } else {
+                           return static_cast<SO>(static_cast<Out>(f(static_cast<C>(x), static_cast<C>(y))));
+                         }
+                       }));
+  }
 }
 
 enum class Rounding { kNone, kTrunc, kFloor };
@@ -214,10 +231,10 @@ void mul_general(const TsrKernelCall& call) {
                        [](uint8_t x, uint8_t y) -> uint8_t { return static_cast<uint8_t>((x != 0) & (y != 0)); });
     } else if constexpr (kIsInteger<T>) {
       binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [](T x, T y) -> T { return wrap_mul(x, y); });
+    } else if constexpr (kIsHalfLike<T>) {
+      half_map<T>(ops, kGrain, [](float x, float y) { return x * y; });
     } else {
-      using C = compute_t<T>;
-      binary_map<T>(*ops.out, *ops.self, *ops.other, kIsHalfLike<T> ? kGrainExpensive : kGrain,
-                    [](T x, T y) -> T { return T(C(x) * C(y)); });
+      binary_map<T>(*ops.out, *ops.self, *ops.other, kGrain, [](T x, T y) -> T { return x * y; });
     }
   });
 }
@@ -241,6 +258,14 @@ void div_kernel(const TsrKernelCall& call) {
       } else {
         binary_map<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
                       [](T x, T y) -> T { return int_floor_divide(x, y); });
+      }
+    } else if constexpr (kIsHalfLike<T>) {
+      switch (mode) {
+        case Rounding::kNone: half_map<T>(ops, kGrain, [](float x, float y) { return x / y; }); break;
+        case Rounding::kTrunc: half_map<T>(ops, kGrain, [](float x, float y) { return std::trunc(x / y); }); break;
+        case Rounding::kFloor:
+          half_map<T>(ops, kGrainExpensive, [](float x, float y) { return floor_divide<float>(x, y); });
+          break;
       }
     } else {
       using C = compute_t<T>;
@@ -305,7 +330,8 @@ void pow_kernel(const TsrKernelCall& call) {
       }
       map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_pow(x, y); });
     } else {
-      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::pow(x, y); });
+      sleef::vector_map2<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
+                            [](auto x, auto y) __attribute__((always_inline)) { return sleef::pow(x, y); });
     }
   });
 }
@@ -317,7 +343,8 @@ void atan2_kernel(const TsrKernelCall& call) {
     if constexpr (!kIsFloating<T>) {
       invalid("atan2 needs a floating dtype (the core promotes integer and bool inputs to float32)");
     } else {
-      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::atan2(x, y); });
+      sleef::vector_map2<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
+                            [](auto x, auto y) __attribute__((always_inline)) { return sleef::atan2(x, y); });
     }
   });
 }

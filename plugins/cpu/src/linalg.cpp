@@ -85,6 +85,12 @@ void pack(const Mat& m, int64_t batches, P* dst) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t b = r / m.rows, i = r % m.rows;
       P* out = dst + r * m.cols;
+      if constexpr (kIsHalfLike<T> && std::is_same_v<P, float>) {
+        if (m.sc == 1 || m.cols == 1) {  // a dense row: vector conversion
+          widen_block(&at<T>(m, b, i, 0), out, m.cols);
+          continue;
+        }
+      }
       for (int64_t j = 0; j < m.cols; ++j) out[j] = convert<P>(at<T>(m, b, i, j));
     }
   });
@@ -98,6 +104,17 @@ BlasOperand<P> prepare(const Mat& m, std::vector<P>& buffer) {
   }
   const int64_t batches = m.sb == 0 ? 1 : m.batch;
   buffer.resize(static_cast<size_t>(batches * m.rows * m.cols));
+  if constexpr (kIsHalfLike<T>) {
+    CBLAS_TRANSPOSE trans;
+    int64_t ld;
+    if (m.rows > 1 && m.sc != 1 && blas_layout(m.rows, m.cols, m.sr, m.sc, trans, ld) && trans == CblasTrans) {
+      // Dense columns (a transposed view): widen them as the rows of the
+      // transpose and let BLAS transpose, rather than gather element by element.
+      const Mat t{m.data, m.batch, m.cols, m.rows, m.sb, m.sc, m.sr};
+      pack<T, P>(t, batches, buffer.data());
+      return {buffer.data(), batches == 1 ? 0 : m.rows * m.cols, CblasTrans, m.rows};
+    }
+  }
   pack<T, P>(m, batches, buffer.data());
   return {buffer.data(), batches == 1 ? 0 : m.rows * m.cols, CblasNoTrans, std::max<int64_t>(1, m.cols)};
 }
@@ -153,15 +170,6 @@ void gemm_loop(const Mat& a, const Mat& b, const Mat& c) {
   });
 }
 
-template <typename T>
-void fill_zero(const Mat& c) {
-  for (int64_t b = 0; b < c.batch; ++b) {
-    for (int64_t i = 0; i < c.rows; ++i) {
-      for (int64_t j = 0; j < c.cols; ++j) at<T>(c, b, i, j) = T(0.0f);
-    }
-  }
-}
-
 inline void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const float* a, int64_t lda, const float* x,
                  int64_t incx, float* y, int64_t incy) {
   blas().sgemv(CblasRowMajor, t, static_cast<int>(rows), static_cast<int>(cols), 1.0f, a, static_cast<int>(lda), x,
@@ -212,6 +220,15 @@ bool matvec(const Mat& a, const Mat& b, const Mat& c) {
     }
   }
   return true;
+}
+
+template <typename T>
+void fill_zero(const Mat& c) {
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t i = 0; i < c.rows; ++i) {
+      for (int64_t j = 0; j < c.cols; ++j) at<T>(c, b, i, j) = T(0.0f);
+    }
+  }
 }
 
 template <typename T>
@@ -275,6 +292,12 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     parallel_for(batch * M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
         const P* row = cbuf.data() + r * N;
+        if constexpr (kIsHalfLike<T>) {
+          if (c.sc == 1 || N == 1) {
+            narrow_block(row, &at<T>(c, r / M, r % M, 0), N);
+            continue;
+          }
+        }
         for (int64_t j = 0; j < N; ++j) at<T>(c, r / M, r % M, j) = convert<T>(row[j]);
       }
     });
@@ -347,6 +370,19 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
   }
   cbuf.resize(static_cast<size_t>(M * N));
   gemm_ab(A.trans, B.trans, M, N, K, alpha, A.data, A.ld, B.data, B.ld, P(0), cbuf.data(), N);
+  if constexpr (kIsHalfLike<T>) {
+    if (c.sc == 1 || N == 1) {  // dense rows of out: finish each row in float32, round it at once
+      parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+          P* row = cbuf.data() + i * N;
+          if (beta != P(0))
+            for (int64_t j = 0; j < N; ++j) row[j] = beta * convert<P>(at<T>(self, 0, i, j)) + row[j];
+          narrow_block(row, &at<T>(c, 0, i, 0), N);
+        }
+      });
+      return;
+    }
+  }
   for_each_row(c, [&](int64_t i, int64_t j) {
     const P prod = cbuf[static_cast<size_t>(i * N + j)];
     at<T>(c, 0, i, j) = convert<T>(beta == P(0) ? prod : beta * convert<P>(at<T>(self, 0, i, j)) + prod);

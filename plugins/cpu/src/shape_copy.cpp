@@ -37,8 +37,44 @@ void copy_raw(DLTensor& dst, const DLTensor& src) {
   }
 }
 
-template <typename T>
-constexpr bool kSlowConvert = kIsHalfLike<T>;
+// A conversion to or from float16/bfloat16: through float32 blocks
+// (convert.hpp), with the values convert<To, From> gives.
+template <typename To, typename From>
+void copy_half(DLTensor& dst, const DLTensor& src) {
+  using SF = storage_t<From>;
+  using ST = storage_t<To>;
+  // The double/int64 -> half staging (round to odd) costs more per element.
+  const int64_t grain = (kIsHalfLike<From> || sizeof(From) <= 4) ? kGrain : kGrainExpensive;
+  const auto loop = half_block_loop<To, From>([](compute_t<SF> x) -> compute_t<ST> {
+    if constexpr (kIsHalfLike<To> && kIsHalfLike<From>) {
+      return x;  // float16 <-> bfloat16: one rounding from the exact float
+    } else if constexpr (kIsHalfLike<To>) {
+      if constexpr (std::is_same_v<From, bool>) {
+        return half_staging(x != 0);
+      } else {
+        return half_staging(x);
+      }
+    } else {
+      return convert_storage<To, float>(x);  // half -> float is exact: same as from the half
+    }
+  });
+  // float32 <-> half on dense runs: converted in place, without the staging.
+  const auto direct = [loop](char** ptrs, const int64_t* strides, int64_t n) {
+    if constexpr ((kIsHalfLike<From> && std::is_same_v<To, float>) ||
+                  (std::is_same_v<From, float> && kIsHalfLike<To>)) {
+      if (strides[0] == static_cast<int64_t>(sizeof(To)) && strides[1] == static_cast<int64_t>(sizeof(From))) {
+        if constexpr (kIsHalfLike<From>) {
+          widen_block(reinterpret_cast<const From*>(ptrs[1]), reinterpret_cast<float*>(ptrs[0]), n);
+        } else {
+          narrow_block(reinterpret_cast<const float*>(ptrs[1]), reinterpret_cast<To*>(ptrs[0]), n);
+        }
+        return;
+      }
+    }
+    loop(ptrs, strides, n);
+  };
+  run_elementwise<2>(dst.ndim, dst.shape, {sdk::IterOperand::of(dst), sdk::IterOperand::of(src)}, grain, direct);
+}
 
 void copy_kernel(const TsrKernelCall& call) {
   DLTensor& dst = output(call, 0);
@@ -60,9 +96,11 @@ void copy_kernel(const TsrKernelCall& call) {
     using From = typename decltype(from_tag)::type;
     sdk::dispatch_dtype(dst_dtype, [&](auto to_tag) {
       using To = typename decltype(to_tag)::type;
-      if constexpr (!std::is_same_v<To, From>) {
-        const int64_t grain = (kSlowConvert<To> || kSlowConvert<From>) ? kGrainExpensive : kGrain;
-        unary_map<To, From>(dst, src, grain,
+      if constexpr (std::is_same_v<To, From>) {
+      } else if constexpr (kIsHalfLike<To> || kIsHalfLike<From>) {
+        copy_half<To, From>(dst, src);
+      } else {
+        unary_map<To, From>(dst, src, kGrain,
                             [](storage_t<From> x) -> storage_t<To> { return convert_storage<To, From>(x); });
       }
     });

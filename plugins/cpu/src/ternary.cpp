@@ -3,6 +3,7 @@
 // clamp is a composite of maximum and minimum in the core: no kernel here.
 #include "isa.hpp"
 #include "common.hpp"
+#include "convert.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
 
@@ -39,10 +40,22 @@ void ternary_map(const Ternary& ops, int64_t grain, F f) {
                      grain, sdk::basic_loop<Out, A, B, C>(f));
 }
 
+// float16/bfloat16 operands: f runs on float32 blocks (convert.hpp), each
+// result rounded back once.
+template <typename T, typename F>
+void half_ternary_map(const Ternary& ops, int64_t grain, F f) {
+  run_elementwise<4>(ops.out->ndim, ops.out->shape,
+                     {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.a), sdk::IterOperand::of(*ops.b),
+                      sdk::IterOperand::of(*ops.c)},
+                     grain, half_block_loop<T, T, T, T>(f));
+}
+
 void where_kernel(const TsrKernelCall& call) {
   const Ternary ops = ternary_operands(call, "condition", TSR_DTYPE_BOOL, "self", "other");
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
-    using S = storage_t<typename decltype(tag)::type>;
+    using T = typename decltype(tag)::type;
+    // float16/bfloat16 as their bits: a select of integers vectorizes.
+    using S = std::conditional_t<kIsHalfLike<T>, uint16_t, storage_t<T>>;
     ternary_map<S, uint8_t, S, S>(ops, kGrain, [](uint8_t c, S x, S y) -> S { return c != 0 ? x : y; });
   });
 }
@@ -56,11 +69,15 @@ void lerp_kernel(const TsrKernelCall& call) {
     } else {
       using Cm = compute_t<T>;
       // From end's side for weight >= 0.5: exact at weight 1 (PyTorch's formula).
-      ternary_map<T, T, T, T>(ops, kGrainExpensive, [](T s, T e, T w) -> T {
-        const Cm a = Cm(s), b = Cm(e), t = Cm(w);
+      const auto lerp = [](Cm a, Cm b, Cm t) -> Cm {
         const Cm d = b - a;
-        return T(std::abs(t) < Cm(0.5) ? a + t * d : b - d * (Cm(1) - t));
-      });
+        return std::abs(t) < Cm(0.5) ? a + t * d : b - d * (Cm(1) - t);
+      };
+      if constexpr (kIsHalfLike<T>) {
+        half_ternary_map<T>(ops, kGrain, lerp);
+      } else {
+        ternary_map<T, T, T, T>(ops, kGrainExpensive, lerp);
+      }
     }
   });
 }
@@ -97,9 +114,12 @@ void addc_kernel(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       const C value = value_as<T>(call);
-      ternary_map<T, T, T, T>(ops, kIsHalfLike<T> ? kGrainExpensive : kGrain, [value](T s, T x, T y) -> T {
-        return T(kDiv ? C(s) + value * (C(x) / C(y)) : C(s) + value * (C(x) * C(y)));
-      });
+      const auto addc = [value](C s, C x, C y) -> C { return kDiv ? s + value * (x / y) : s + value * (x * y); };
+      if constexpr (kIsHalfLike<T>) {
+        half_ternary_map<T>(ops, kGrain, addc);
+      } else {
+        ternary_map<T, T, T, T>(ops, kGrain, addc);
+      }
     }
   });
 }
