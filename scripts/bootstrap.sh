@@ -8,7 +8,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 debs=(cmake ninja-build ccache g++ pkg-config python3 python3-venv
-      libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libopenblas-openmp-dev libsleef-dev
+      libboost-dev libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev libopenblas-openmp-dev libsleef-dev libdnnl-dev
       libzip-dev abigail-tools clang libc++-dev libc++abi-dev "$@")
 missing=()
 for p in "${debs[@]}"; do
