@@ -6,10 +6,13 @@
 // unpadded convolution skips the unrolling (the image already is that matrix).
 // Images are spread over OpenMP threads (each with its own buffer); a single
 // image leaves the threads to OpenBLAS. float16/bfloat16 compute in float32.
+// float32 goes to oneDNN first where the plugin has it (nn_conv_onednn.hpp);
+// im2col is the fallback for what oneDNN refuses and for TESSERA_CPU_ONEDNN=0.
 #include "isa.hpp"
 #include "blas.hpp"
 #include "common.hpp"
 #include "convert.hpp"
+#include "nn_conv_onednn.hpp"
 #include "nn_kernels.hpp"
 #include "parallel.hpp"
 
@@ -56,6 +59,59 @@ Img img_of(const DLTensor& t, const char* name) {
   invalid(std::string("'") + name + "' must be 3-D or 4-D, got shape " + shape_text(t));
 }
 
+// Whether [n0, n1, n2, n3] with strides s is the dense row-major layout (a
+// size-1 dim's stride does not matter).
+bool dense4(const int64_t (&n)[4], const int64_t (&s)[4]) {
+  int64_t want = 1;
+  for (int d = 3; d >= 0; --d) {
+    if (n[d] != 1 && s[d] != want) return false;
+    want *= n[d];
+  }
+  return true;
+}
+
+// float32 through oneDNN. Non-dense input or weight is packed first (one pass,
+// cheaper than im2col's strided reads); false: oneDNN is off or refused.
+bool conv2d_onednn(const DLTensor& x, const DLTensor& w, const DLTensor* b, const int64_t* p, int64_t groups,
+                   DLTensor& out, const Img& in, const Img& o) {
+  if (!onednn::conv2d_available()) return false;
+  const int64_t O = w.shape[0], kH = w.shape[2], kW = w.shape[3];
+  if (in.N * in.C * in.H * in.W == 0 || O * w.shape[1] * kH * kW == 0 || o.N * o.C * o.H * o.W == 0) return false;
+  if (!dense4({o.N, o.C, o.H, o.W}, {o.sN, o.sC, o.sH, o.sW})) return false;
+  const float* xp = reinterpret_cast<const float*>(data_ptr(x));
+  const float* wp = reinterpret_cast<const float*>(data_ptr(w));
+  const float* bp = b ? reinterpret_cast<const float*>(data_ptr(*b)) : nullptr;
+  std::vector<float> xbuf, wbuf, bbuf;
+  if (!dense4({in.N, in.C, in.H, in.W}, {in.sN, in.sC, in.sH, in.sW})) {
+    xbuf.resize(static_cast<size_t>(in.N * in.C * in.H * in.W));
+    float* d = xbuf.data();
+    for (int64_t n = 0; n < in.N; ++n)
+      for (int64_t c = 0; c < in.C; ++c)
+        for (int64_t h = 0; h < in.H; ++h) {
+          const float* src = xp + n * in.sN + c * in.sC + h * in.sH;
+          for (int64_t j = 0; j < in.W; ++j) *d++ = src[j * in.sW];
+        }
+    xp = xbuf.data();
+  }
+  if (!dense4({w.shape[0], w.shape[1], kH, kW}, {w.strides[0], w.strides[1], w.strides[2], w.strides[3]})) {
+    wbuf.resize(static_cast<size_t>(O * w.shape[1] * kH * kW));
+    float* d = wbuf.data();
+    for (int64_t a = 0; a < O; ++a)
+      for (int64_t c = 0; c < w.shape[1]; ++c)
+        for (int64_t i = 0; i < kH; ++i)
+          for (int64_t j = 0; j < kW; ++j)
+            *d++ = wp[a * w.strides[0] + c * w.strides[1] + i * w.strides[2] + j * w.strides[3]];
+    wp = wbuf.data();
+  }
+  if (b && O > 1 && b->strides[0] != 1) {
+    bbuf.resize(static_cast<size_t>(O));
+    for (int64_t a = 0; a < O; ++a) bbuf[a] = bp[a * b->strides[0]];
+    bp = bbuf.data();
+  }
+  const onednn::Conv2dShape s{in.N, in.C, in.H, in.W, O, kH, kW, o.H, o.W, p[0], p[1], p[2], p[3], p[4], p[5], groups};
+  return onednn::conv2d_f32(s, xp, wp, bp, reinterpret_cast<float*>(data_ptr(out)));
+}
+
 template <typename T>
 void conv2d_typed(const DLTensor& x, const DLTensor& w, const DLTensor* b, const int64_t* p, int64_t groups,
                   DLTensor& out) {
@@ -65,6 +121,9 @@ void conv2d_typed(const DLTensor& x, const DLTensor& w, const DLTensor* b, const
   const int64_t O = w.shape[0], Cg = w.shape[1], kH = w.shape[2], kW = w.shape[3];
   const int64_t Og = O / groups, K = Cg * kH * kW, L = o.H * o.W;
   if (in.N != o.N || o.C != O || Cg * groups != in.C || O % groups != 0) invalid("conv2d: inconsistent shapes");
+  if constexpr (std::is_same_v<T, float>) {
+    if (conv2d_onednn(x, w, b, p, groups, out, in, o)) return;
+  }
   if (K > INT_MAX || L > INT_MAX || O > INT_MAX) invalid("conv2d: sizes exceed BLAS's int range");
   // Weight as a dense [O, K] matrix of P.
   std::vector<P> wbuf(static_cast<size_t>(O * K));

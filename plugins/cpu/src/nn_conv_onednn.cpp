@@ -1,0 +1,293 @@
+// float32 conv2d through oneDNN's forward convolution (nn_conv_onednn.hpp).
+//
+// Each call: the user's NCHW input and OIHW weight are reordered into the
+// layouts oneDNN's kernel prefers (format_tag::any, usually channel-blocked),
+// the convolution runs, and the result is reordered back into the NCHW output.
+// Building those primitives costs 150-400 us, more than a small convolution,
+// so they are cached per problem (shapes, stride, padding, dilation, groups,
+// bias, OpenMP thread count) in a mutex-guarded LRU of 64 entries. Refusals
+// are cached too, so a problem oneDNN cannot do costs one attempt.
+//
+// Threads: oneDNN (the OpenMP build Debian ships) runs on the calling thread's
+// OpenMP team of omp_get_max_threads() threads, the same libgomp pool as the
+// other kernels and OpenBLAS; it does not follow parallel.hpp's load-aware
+// thread count (omp_set_num_threads here would change the caller's setting).
+#include "nn_conv_onednn.hpp"
+
+#if TESSERA_CPU_HAVE_ONEDNN
+#include "aligned_memory.hpp"
+
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#endif
+
+namespace tessera::cpu::onednn {
+
+#if !TESSERA_CPU_HAVE_ONEDNN
+
+bool conv2d_available() { return false; }
+bool conv2d_f32(const Conv2dShape&, const float*, const float*, const float*, float*) { return false; }
+
+#else
+
+namespace {
+
+// TESSERA_CPU_ONEDNN: on unless the value starts with '0' (as TESSERA_CPU_LOAD_AWARE).
+bool enabled_by_env() {
+  const char* v = std::getenv("TESSERA_CPU_ONEDNN");
+  return v == nullptr || v[0] != '0';
+}
+
+using dnnl::memory;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+// The problem a plan is built for; the thread count too, because oneDNN sizes
+// its work split when the primitive is created.
+using Key = std::array<int64_t, 18>;
+
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// One primitive and the scratchpad it wants (user-managed, so that concurrent
+// calls never share oneDNN's own).
+struct Step {
+  dnnl::primitive prim;
+  memory::desc scratch;
+  explicit operator bool() const { return static_cast<bool>(prim); }
+};
+
+// A problem's primitives, immutable once built and shared by every thread
+// that runs the problem. ok = false: oneDNN refused it.
+struct Plan {
+  bool ok = false;
+  memory::desc x_user, w_user, y_user, bias;
+  memory::desc x_conv, w_conv, y_conv;
+  Step conv, x_in, w_in, y_out;  // a reorder is empty where the layouts agree
+};
+
+// Never destroyed: threads' streams (thread_local) may outlive static destructors.
+dnnl::engine& cpu_engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // retried next call if it throws
+  return *engine;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+Step make_reorder(const memory::desc& from, const memory::desc& to, const dnnl::primitive_attr& attr) {
+  if (from == to) return {};
+  dnnl::engine& eng = cpu_engine();
+  dnnl::reorder::primitive_desc pd(eng, from, eng, to, attr);
+  return {dnnl::reorder(pd), pd.scratchpad_desc()};
+}
+
+std::shared_ptr<const Plan> build_plan(const Conv2dShape& s, bool has_bias) {
+  auto plan = std::make_shared<Plan>();
+  try {
+    dnnl::engine& eng = cpu_engine();
+    const int64_t G = s.groups;
+    plan->x_user = memory::desc({s.N, s.C, s.H, s.W}, dt::f32, tag::nchw);
+    plan->y_user = memory::desc({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::nchw);
+    plan->w_user = G == 1 ? memory::desc({s.O, s.C, s.kH, s.kW}, dt::f32, tag::oihw)
+                          : memory::desc({G, s.O / G, s.C / G, s.kH, s.kW}, dt::f32, tag::goihw);
+    plan->bias = memory::desc({s.O}, dt::f32, tag::x);
+    const memory::desc x_any({s.N, s.C, s.H, s.W}, dt::f32, tag::any);
+    const memory::desc y_any({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::any);
+    const memory::desc w_any(plan->w_user.dims(), dt::f32, tag::any);
+    // The padding after is what the output size implies; where the last input
+    // rows are never read (floor in the output size) it is 0, which yields the
+    // same output size.
+    const int64_t pr_h = std::max<int64_t>(0, (s.Ho - 1) * s.sh + s.dh * (s.kH - 1) + 1 - s.H - s.ph);
+    const int64_t pr_w = std::max<int64_t>(0, (s.Wo - 1) * s.sw + s.dw * (s.kW - 1) + 1 - s.W - s.pw);
+    const memory::dims strides{s.sh, s.sw}, dilates{s.dh - 1, s.dw - 1};  // oneDNN: 0 = no dilation
+    const memory::dims pad_l{s.ph, s.pw}, pad_r{pr_h, pr_w};
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto prop = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    const dnnl::convolution_forward::desc desc =
+        has_bias ? dnnl::convolution_forward::desc(prop, alg, x_any, w_any, plan->bias, y_any, strides, dilates, pad_l, pad_r)
+                 : dnnl::convolution_forward::desc(prop, alg, x_any, w_any, y_any, strides, dilates, pad_l, pad_r);
+    const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
+    plan->x_conv = pd.src_desc();
+    plan->w_conv = pd.weights_desc();
+    plan->y_conv = pd.dst_desc();
+    plan->conv = {dnnl::convolution_forward(pd), pd.scratchpad_desc()};
+    plan->x_in = make_reorder(plan->x_user, plan->x_conv, attr);
+    plan->w_in = make_reorder(plan->w_user, plan->w_conv, attr);
+    plan->y_out = make_reorder(plan->y_conv, plan->y_user, attr);
+    plan->ok = true;
+  } catch (const dnnl::error&) {
+    // Refused (unsupported shape or layout, no kernel for this CPU): the
+    // caller's im2col path handles it. DNNL_VERBOSE=1 shows oneDNN's reasons.
+    *plan = Plan{};
+  }
+  return plan;
+}
+
+// The most recently used plans, at most kCacheSize.
+class PlanCache {
+ public:
+  std::shared_ptr<const Plan> get(const Key& key, const Conv2dShape& s, bool has_bias) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(key);
+      if (it != index_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
+    }
+    // Built unlocked: other problems' calls go on meanwhile. Two threads may
+    // build the same plan; the second one is dropped.
+    std::shared_ptr<const Plan> plan = build_plan(s, has_bias);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second->second;
+    lru_.emplace_front(key, plan);
+    index_.emplace(key, lru_.begin());
+    if (lru_.size() > kCacheSize) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();  // a thread still running it holds its own reference
+    }
+    return plan;
+  }
+
+ private:
+  static constexpr size_t kCacheSize = 64;
+  std::mutex mu_;
+  std::list<std::pair<Key, std::shared_ptr<const Plan>>> lru_;  // most recent first
+  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
+};
+
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
+}
+
+// A per-thread block that grows to the largest request; blocks above kKeep
+// bytes are given back after the call, so one huge convolution does not pin
+// its buffers on every thread that ran it.
+class Buffer {
+ public:
+  static constexpr size_t kKeep = size_t{16} << 20;
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { aligned_free(ptr_); }
+  void* get(size_t bytes) {
+    if (bytes > size_) {
+      aligned_free(ptr_);
+      ptr_ = nullptr;
+      size_ = 0;
+      ptr_ = aligned_malloc(bytes);
+      if (ptr_ == nullptr) throw std::bad_alloc();
+      size_ = bytes;
+    }
+    return ptr_;
+  }
+  void trim() {
+    if (size_ > kKeep) {
+      aligned_free(ptr_);
+      ptr_ = nullptr;
+      size_ = 0;
+    }
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct ThreadBuffers {
+  Buffer x, w, y, scratch;
+  void trim() {
+    x.trim();
+    w.trim();
+    y.trim();
+    scratch.trim();
+  }
+};
+
+// Fits oneDNN's int-sized internals and our size_t byte counts.
+bool small_enough(const Conv2dShape& s) {
+  constexpr int64_t kMax = int64_t{1} << 31;
+  auto fits = [&](int64_t a, int64_t b, int64_t c, int64_t d) {
+    return a < kMax && b < kMax / a && c < kMax / (a * b) && d < kMax / (a * b * c);
+  };
+  return fits(s.N, s.C, s.H, s.W) && fits(s.N, s.O, s.Ho, s.Wo) && fits(s.O, s.C / s.groups, s.kH, s.kW) &&
+         s.sh < kMax && s.sw < kMax && s.ph < kMax && s.pw < kMax && s.dh < kMax && s.dw < kMax;
+}
+
+}  // namespace
+
+bool conv2d_available() {
+  static const bool on = enabled_by_env();
+  return on;
+}
+
+bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out) {
+  if (!conv2d_available()) return false;
+  const int64_t dims[] = {s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.dh, s.dw, s.groups};
+  for (int64_t d : dims)
+    if (d <= 0) return false;  // empty tensors and degenerate parameters: im2col's business
+  if (s.ph < 0 || s.pw < 0 || s.C % s.groups != 0 || s.O % s.groups != 0 || !small_enough(s)) return false;
+  const Key key{s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups,
+                bias != nullptr, omp_get_max_threads()};
+  try {
+    const std::shared_ptr<const Plan> plan = plan_cache().get(key, s, bias != nullptr);
+    if (!plan->ok) return false;
+    dnnl::engine& eng = cpu_engine();
+    dnnl::stream& strm = thread_stream();
+    thread_local ThreadBuffers buf;
+    struct Trim {  // on every exit, exceptions included
+      ThreadBuffers& b;
+      ~Trim() { b.trim(); }
+    } trim{buf};
+    size_t scratch_bytes = 0;
+    for (const Step* st : {&plan->conv, &plan->x_in, &plan->w_in, &plan->y_out})
+      if (*st) scratch_bytes = std::max(scratch_bytes, st->scratch.get_size());
+    void* scratch = scratch_bytes ? buf.scratch.get(scratch_bytes) : nullptr;
+    auto run = [&](const Step& st, std::unordered_map<int, memory> args) {
+      if (st.scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(st.scratch, eng, scratch));
+      st.prim.execute(strm, args);
+    };
+    // oneDNN reads, never writes, src and weights: the const_casts are for its API.
+    memory x_user(plan->x_user, eng, const_cast<float*>(x));
+    memory w_user(plan->w_user, eng, const_cast<float*>(w));
+    memory y_user(plan->y_user, eng, out);
+    memory x_conv = plan->x_in ? memory(plan->x_conv, eng, buf.x.get(plan->x_conv.get_size())) : x_user;
+    memory w_conv = plan->w_in ? memory(plan->w_conv, eng, buf.w.get(plan->w_conv.get_size())) : w_user;
+    memory y_conv = plan->y_out ? memory(plan->y_conv, eng, buf.y.get(plan->y_conv.get_size())) : y_user;
+    if (plan->x_in) run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
+    if (plan->w_in) run(plan->w_in, {{DNNL_ARG_FROM, w_user}, {DNNL_ARG_TO, w_conv}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_conv}, {DNNL_ARG_WEIGHTS, w_conv}, {DNNL_ARG_DST, y_conv}};
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(plan->bias, eng, const_cast<float*>(bias)));
+    run(plan->conv, std::move(args));
+    if (plan->y_out) run(plan->y_out, {{DNNL_ARG_FROM, y_conv}, {DNNL_ARG_TO, y_user}});
+    strm.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // the caller recomputes the whole output
+  }
+}
+
+#endif  // TESSERA_CPU_HAVE_ONEDNN
+
+}  // namespace tessera::cpu::onednn

@@ -1,0 +1,30 @@
+// float32 conv2d through oneDNN (Debian's libdnnl-dev), when the plugin was
+// built with it. Compiled once, for baseline x86-64 (tessera_cpu_kernels_common):
+// oneDNN chooses its own kernels for the CPU at run time, so this lives outside
+// the instruction-set namespaces (isa.hpp) and every level's nn_conv.cpp calls it.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::cpu::onednn {
+
+/// One convolution: dense NCHW input [N, C, H, W], dense OIHW weight
+/// [O, C/groups, kH, kW], output [N, O, Ho, Wo]. Padding before (top, left);
+/// the padding after is implied by Ho, Wo. Stride and dilation as in PyTorch
+/// (dilation 1 = none).
+struct Conv2dShape {
+  int64_t N, C, H, W, O, kH, kW, Ho, Wo;
+  int64_t sh, sw, ph, pw, dh, dw, groups;
+};
+
+/// Whether the oneDNN path can run at all: built with oneDNN and not disabled
+/// by TESSERA_CPU_ONEDNN=0 (read once).
+bool conv2d_available();
+
+/// Computes out = conv2d(x, w) + bias (bias: O floats, or nullptr) on dense
+/// float32 buffers. Returns false, having written nothing that matters, when
+/// oneDNN is unavailable or refuses the problem (the caller then computes it
+/// another way); refusals are remembered per problem. Thread-safe.
+bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out);
+
+}  // namespace tessera::cpu::onednn

@@ -1,0 +1,134 @@
+"""float32 conv2d on both of the CPU plugin's paths: oneDNN (the default where
+the plugin was built with it) and im2col + GEMM (TESSERA_CPU_ONEDNN=0). Each
+path runs in a child process (the plugin reads the switch once) over strides,
+paddings, dilations, groups, depthwise, bias or none, batch 1 and unbatched,
+1x1 kernels and non-contiguous operands; results are checked against a float64
+NumPy convolution, gradients against the float64 path (never oneDNN's).
+DNNL_VERBOSE shows which path ran."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+np = pytest.importorskip("numpy")
+pytest.importorskip("hypothesis")  # test_ops_nn's reference imports it
+from test_ops_nn import ref_conv2d  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+# name: (input shape, weight shape, bias, stride, padding, dilation, groups, layout)
+# layout: how the child lays the input out: "dense", "transposed" (H and W
+# swapped in memory), "stepped" (every other channel), "reversed" (negative
+# batch stride), or "weight_permuted" (dense input, OIHW weight from an OHWI block).
+CASES = {
+    "basic": ((2, 3, 9, 8), (4, 3, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "stride2_pad0": ((2, 4, 11, 10), (6, 4, 3, 3), False, (2, 2), (0, 0), (1, 1), 1, "dense"),
+    "stride21_pad21": ((2, 4, 9, 7), (5, 4, 3, 2), True, (2, 1), (2, 1), (1, 1), 1, "dense"),
+    "pad2_k5": ((1, 3, 8, 9), (4, 3, 5, 5), True, (1, 1), (2, 2), (1, 1), 1, "dense"),
+    "dilation2": ((2, 3, 12, 12), (4, 3, 3, 3), True, (1, 1), (2, 2), (2, 2), 1, "dense"),
+    "dilation_stride": ((2, 5, 13, 11), (3, 5, 3, 3), False, (2, 3), (1, 0), (2, 1), 1, "dense"),
+    "groups2": ((2, 6, 9, 9), (4, 3, 3, 3), True, (2, 2), (1, 1), (1, 1), 2, "dense"),
+    "depthwise": ((2, 8, 10, 10), (8, 1, 3, 3), True, (1, 1), (1, 1), (1, 1), 8, "dense"),
+    "depthwise_x2_stride2": ((2, 4, 10, 9), (8, 1, 3, 3), False, (2, 2), (1, 1), (1, 1), 4, "dense"),
+    "batch1": ((1, 16, 8, 8), (16, 16, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "unbatched": ((5, 7, 6), (3, 5, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "1x1": ((2, 8, 7, 5), (12, 8, 1, 1), True, (1, 1), (0, 0), (1, 1), 1, "dense"),
+    "1x1_stride2": ((2, 8, 7, 5), (6, 8, 1, 1), False, (2, 2), (0, 0), (1, 1), 1, "dense"),
+    "rows_dropped": ((2, 3, 10, 11), (4, 3, 3, 3), True, (3, 3), (0, 0), (1, 1), 1, "dense"),
+    "same_even_kernel": ((2, 3, 7, 8), (4, 3, 4, 2), True, (1, 1), "same", (1, 1), 1, "dense"),
+    "valid": ((2, 3, 7, 8), (4, 3, 3, 3), False, (1, 1), "valid", (1, 1), 1, "dense"),
+    "blocked_channels": ((2, 32, 10, 10), (48, 32, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "bench_64": ((2, 64, 16, 16), (64, 64, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "transposed_input": ((2, 4, 9, 7), (5, 4, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "transposed"),
+    "stepped_input": ((2, 6, 8, 8), (4, 3, 3, 3), True, (1, 2), (1, 1), (1, 1), 2, "stepped"),
+    "reversed_input": ((3, 4, 6, 7), (5, 4, 3, 3), False, (1, 1), (1, 1), (1, 1), 1, "reversed"),
+    "permuted_weight": ((2, 16, 9, 9), (16, 16, 3, 3), True, (2, 2), (1, 1), (1, 1), 1, "weight_permuted"),
+}
+# Cases whose input and weight gradients are compared too.
+GRAD_CASES = ["basic", "stride2_pad0", "dilation_stride", "groups2", "depthwise_x2_stride2", "same_even_kernel",
+              "bench_64"]
+
+
+def operands(name):
+    """The case's float32 input, weight and bias arrays, laid out as it says."""
+    xs, ws, has_bias, _, _, _, _, layout = CASES[name]
+    rng = np.random.default_rng(sorted(CASES).index(name))
+    x = rng.standard_normal(xs).astype(np.float32)
+    w = (rng.standard_normal(ws) / np.sqrt(np.prod(ws[1:]))).astype(np.float32)
+    b = rng.standard_normal(ws[0]).astype(np.float32) if has_bias else None
+    if layout == "transposed":
+        x = np.ascontiguousarray(x.swapaxes(-1, -2)).swapaxes(-1, -2)
+    elif layout == "stepped":
+        big = np.zeros((xs[0], 2 * xs[1]) + xs[2:], np.float32)
+        big[:, ::2] = x
+        x = big[:, ::2]
+    elif layout == "reversed":
+        x = np.ascontiguousarray(x[::-1])[::-1]
+    elif layout == "weight_permuted":
+        w = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    return x, w, b
+
+
+def child(path):
+    """Runs every case in this process (the parent sets the environment)."""
+    import tessera
+
+    t = tessera.from_dlpack
+    out = {}
+    for name, (_, _, _, stride, padding, dilation, groups, layout) in CASES.items():
+        x, w, b = operands(name)
+        if layout != "dense":
+            assert not (x.flags.c_contiguous and w.flags.c_contiguous)
+        y = tessera.conv2d(t(x), t(w), None if b is None else t(b), stride, padding, dilation, groups)
+        out[name] = np.from_dlpack(y.contiguous()).copy()
+    for name in GRAD_CASES:
+        _, _, _, stride, padding, dilation, groups, _ = CASES[name]
+        x, w, b = operands(name)
+        g = np.random.default_rng(99).standard_normal(out[name].shape)
+        for dtype in (tessera.float32, tessera.float64):
+            xt = tessera.tensor(x.astype(np.float64), dtype=dtype, requires_grad=True)
+            wt = tessera.tensor(w.astype(np.float64), dtype=dtype, requires_grad=True)
+            bt = None if b is None else tessera.tensor(b.astype(np.float64), dtype=dtype)
+            y = tessera.conv2d(xt, wt, bt, stride, padding, dilation, groups)
+            (y * tessera.tensor(g, dtype=dtype)).sum().backward()
+            suffix = "32" if dtype == tessera.float32 else "64"
+            out[f"{name}.gx{suffix}"] = np.from_dlpack(xt.grad.to(tessera.float64).contiguous()).copy()
+            out[f"{name}.gw{suffix}"] = np.from_dlpack(wt.grad.to(tessera.float64).contiguous()).copy()
+    np.savez(path, **out)
+    with open("/proc/self/maps") as f:
+        print("dnnl_loaded=%d" % any("libdnnl" in line for line in f), flush=True)
+
+
+def run_child(tmp_path, onednn):
+    path = tmp_path / f"conv_{onednn}.npz"
+    env = dict(os.environ, TESSERA_CPU_ONEDNN=onednn, DNNL_VERBOSE="1")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (HERE, env.get("PYTHONPATH")) if p)
+    code = "import sys, test_conv_onednn as m; m.child(sys.argv[1])"
+    proc = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return dict(np.load(path)), proc.stdout
+
+
+@pytest.mark.parametrize("onednn", ["1", "0"])
+def test_conv2d_float32_paths(tmp_path, onednn):
+    got, log = run_child(tmp_path, onednn)
+    used_onednn = "exec,cpu,convolution" in log
+    if onednn == "0":
+        assert not used_onednn, "TESSERA_CPU_ONEDNN=0 must keep conv2d off oneDNN"
+    elif "dnnl_loaded=1" in log:
+        assert used_onednn, "the plugin links oneDNN but conv2d did not run on it"
+    for name, (_, _, _, stride, padding, dilation, groups, _) in CASES.items():
+        x, w, b = operands(name)
+        want = ref_conv2d(x, w, b, stride, padding, dilation, groups)
+        # float32 rounding grows with the sum of |terms| at each output.
+        terms = ref_conv2d(np.abs(x), np.abs(w), None if b is None else np.abs(b), stride, padding, dilation, groups)
+        assert got[name].shape == want.shape, name
+        err = np.abs(got[name] - want)
+        assert np.all(err <= 1e-5 * terms + 1e-6), (name, float(err.max()))
+    for name in GRAD_CASES:
+        for part in ("gx", "gw"):
+            a, ref = got[f"{name}.{part}32"], got[f"{name}.{part}64"]
+            np.testing.assert_allclose(a, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max())),
+                                       err_msg=f"{name} {part}")
