@@ -343,3 +343,24 @@ def test_meta_device():
     assert m.flip(0).shape == (2, 3)
     assert tessera.pad(m, (1, 1)).shape == (2, 5)
     assert m.tril().device == m.device
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.int64, np.float64])
+@pytest.mark.parametrize("shape,perm", [((33, 70), (1, 0)), ((1024, 96), (1, 0)), ((31, 32), (1, 0)),
+                                         ((3, 40, 65), (0, 2, 1)), ((40, 3, 65), (2, 1, 0)),
+                                         ((2, 3, 33, 34), (1, 0, 3, 2)), ((64, 64), (1, 0))])
+def test_transposing_copies(dtype, shape, perm):
+    # contiguous() of a permuted view takes the cpu plugin's tiled transpose when the
+    # two innermost dims swap; every element must land where NumPy puts it.
+    rng = np.random.default_rng(7)
+    a = rng.integers(0, 250, size=shape).astype(dtype)
+    t = to_t(a).permute(*perm)
+    assert np.array_equal(np.from_dlpack(t.contiguous()), np.ascontiguousarray(a.transpose(perm)))
+    # Into a strided destination (every other row of a wider buffer) and from a flipped source.
+    wide = tessera.zeros([*t.shape[:-1], 2 * t.shape[-1]], dtype=tdtype(dtype))
+    dst = wide[..., ::2]
+    dst.copy_(t)
+    assert np.array_equal(np.from_dlpack(wide.contiguous())[..., ::2], np.ascontiguousarray(a.transpose(perm)))
+    assert (np.from_dlpack(wide.contiguous())[..., 1::2] == 0).all()
+    flipped = to_t(a).flip([0]).permute(*perm)
+    assert np.array_equal(np.from_dlpack(flipped.contiguous()), np.ascontiguousarray(a[::-1].transpose(perm)))
