@@ -314,6 +314,23 @@ def test_sleef_math_accuracy_float64(op):
     _check_sleef_op(op, x, np.float64)
 
 
+def test_exact_gelu_keeps_relative_accuracy_float32():
+    # gelu(x) = x Phi(x) = 0.5 x erfc(-x / sqrt 2): for x << 0 the result is tiny and
+    # 0.5 x (1 + erf(x / sqrt 2)) would cancel; ours (plugins/cpu/src/erf_math.hpp)
+    # stays relatively accurate. The bound allows for rounding x / sqrt 2 to float.
+    x = np.concatenate([np.linspace(-14, 10, 200001), -np.geomspace(1e-30, 14, 20001),
+                        np.geomspace(1e-30, 10, 20001)]).astype(np.float32)
+    got = np.from_dlpack(tessera.gelu(to_t(x))).astype(np.float64)
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    normal = np.abs(want) >= np.finfo(np.float32).tiny
+    rel = np.abs(got[normal] - want[normal]) / np.abs(want[normal])
+    assert rel.max() <= 2e-5, (x[normal][np.argmax(rel)], rel.max())
+    # Below float's smallest normal (x < -13): the same relative bound, or 16 subnormal
+    # steps (1.4e-45 each) where the result has only a few significant bits left.
+    err = np.abs(got[~normal] - want[~normal])
+    assert (err <= np.maximum(2e-5 * np.abs(want[~normal]), 16 * 2.0 ** -149)).all()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["sin", "erf", "gelu", "sigmoid", "exp", "log1p", "softplus"])
 def test_vector_paths_agree(op, dtype):

@@ -2,10 +2,12 @@
 // dtype, except for the predicates (logical_not, isnan, isinf, isfinite) whose
 // out is bool. float16/bfloat16 compute in float32 and round once. The
 // transcendental functions run on whole vectors: SLEEF (sleef_math.hpp) for
-// most, vec_math.hpp for expm1, log and tanh where FMA makes it faster.
+// most, vec_math.hpp for expm1, log and tanh where FMA makes it faster,
+// erf_math.hpp for float32 erf and exact gelu.
 #include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
+#include "erf_math.hpp"
 #include "kernels.hpp"
 #include "sleef_math.hpp"
 #include "vec_math.hpp"
@@ -96,9 +98,27 @@ TSR_VECTOR_OP(Cosh, cosh<C>(x))
 // against 1.23 ns per element), same formula.
 TSR_VECTOR_OP(Sigmoid, sigmoid<C>(x))
 TSR_VECTOR_OP(Silu, x* sigmoid<C>(x))
-TSR_VECTOR_OP(Erf, erf(x))
+// float32 erf and exact gelu: erf_math.hpp's (2.5x and 3.3x faster than SLEEF's
+// erff/erfcf in a 1M-element AVX-512 loop); float64 keeps SLEEF.
+template <typename C, typename V>
+TSR_SLEEF_INLINE V erf_of(V x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return erfmath::erf(x);
+  } else {
+    return sleef::erf(x);
+  }
+}
 // x Phi(x) = 0.5 x erfc(-x / sqrt 2): unlike 1 + erf(x / sqrt 2), no cancellation for x << 0.
-TSR_VECTOR_OP(GeluErf, C(0.5) * x * erfc(x * C(-0.70710678118654752440)))
+template <typename C, typename V>
+TSR_SLEEF_INLINE V gelu_erf_of(V x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return erfmath::gelu(x);
+  } else {
+    return C(0.5) * x * sleef::erfc(x * C(-0.70710678118654752440));
+  }
+}
+TSR_VECTOR_OP(Erf, erf_of<C>(x))
+TSR_VECTOR_OP(GeluErf, gelu_erf_of<C>(x))
 // gelu's tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
 #if TSR_VM_FAST
 TSR_FLOAT_OP(Tanh, kGrainVec, vm::tanh(x))
