@@ -55,10 +55,11 @@ void softmax_impl(const TsrKernelCall& call) {
   int64_t inner = 1;  // output stride along dim (out is contiguous)
   for (int32_t d = static_cast<int32_t>(dim) + 1; d < x.ndim; ++d) inner *= x.shape[d];
   // Elements per thread: a softmax costs ~1 ns per element, so a team pays off
-  // only for large tensors; on a busy machine a smaller grain loses more
-  // waiting for a descheduled worker than it gains (measured: 2M elements ran
-  // 3x slower on two threads under load, 16M ran 1.3x faster).
-  constexpr int64_t kSoftmaxGrain = int64_t{1} << 20;
+  // from a few hundred thousand elements, as for the reductions. On a busy
+  // machine idle_threads() (parallel.hpp) keeps the work on the calling thread,
+  // which used to need a 1M grain here (2M elements ran 3x slower on two
+  // threads under load before the plugin became load-aware).
+  constexpr int64_t kSoftmaxGrain = int64_t{1} << 18;
   const int64_t grain = std::max<int64_t>(1, kSoftmaxGrain / n);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
