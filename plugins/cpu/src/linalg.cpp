@@ -6,6 +6,11 @@
 // copy; only layouts BLAS cannot describe (e.g. both strides > 1, broadcast
 // rows, negative strides) are packed first. A broadcast batch (stride 0) stays
 // broadcast: one matrix is packed and reused.
+// bfloat16 products from kOneDnnMinWork multiply-adds up (mm, bmm, and the
+// product inside addmm) go to oneDNN's matmul first where the plugin has it
+// (matmul_onednn.hpp: AMX kernels only, ~6-10x faster than the float32 path at
+// 128^3-512^3), with float32 accumulation and one rounding per output element.
+// Otherwise, and for float16 (oneDNN 2.6 has no float16 CPU matmul),
 // float16/bfloat16 are converted to float32, multiplied by sgemm (float32
 // accumulation) and rounded back. Integer dtypes use a cache-blocked loop with
 // wrapping accumulation (uint32 for <= 32-bit types, uint64 for int64).
@@ -14,6 +19,7 @@
 #include "common.hpp"
 #include "convert.hpp"
 #include "kernels.hpp"
+#include "matmul_onednn.hpp"
 #include "parallel.hpp"
 #include "shape_small_sgemm.hpp"
 
@@ -50,6 +56,36 @@ inline constexpr int64_t kSmallGemmWork = 64 * 64 * 64;
 #else
 inline constexpr int64_t kSmallGemmWork = 256 * 256 * 256;
 #endif
+
+// From this many multiply-adds per product (all batches together), bfloat16
+// tries oneDNN (matmul_onednn.hpp) before the float32 path; oneDNN gets one
+// thread per kOneDnnWorkPerThread of them (at most the idle cores, as
+// parallel_for). Measured on the development machine (2 cores, AMX), bfloat16
+// mm through the Python module, oneDNN against TESSERA_CPU_ONEDNN=0, 1 thread:
+// with oneDNN tried at every size, 24^3 3.7 vs 2.9 us, 32^3 3.5 vs 2.7 us,
+// 8x64x64 3.4 vs 2.1 us (oneDNN's fixed ~2-3 us per call: the plan look-up,
+// memory objects, the stream), 40^3 4.2 vs 5.8 us; with this threshold 48^3
+// 4.1 vs 4.6 us, 64^3 3.8 vs 7.2 us, 128^3 8.9 vs 48 us, 16 x 16^3 4.8 vs
+// 6.3 us. oneDNN alone, 1 thread against 2: 2 threads take twice as long up to
+// 96^3 (waking the team), as long at 128^3-192^3, and less from 256^3 (0.7x;
+// 0.5x at 512^3).
+inline constexpr int64_t kOneDnnMinWork = int64_t{1} << 16;
+inline constexpr int64_t kOneDnnWorkPerThread = int64_t{1} << 23;
+
+// The bfloat16 product c = a @ b on oneDNN, c bfloat16 or (f32_out) float32
+// with c's strides. False: not tried (too small, oneDNN unavailable) or
+// refused; nothing of c that matters was written.
+bool onednn_bf16(const Mat& a, const Mat& b, const Mat& c, bool f32_out) {
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  // In double: the product of the sizes may pass int64 (oneDNN refuses those).
+  const double work = static_cast<double>(c.batch) * static_cast<double>(M) * static_cast<double>(N) *
+                      static_cast<double>(K);
+  if (work < kOneDnnMinWork || !onednn::matmul_available()) return false;
+  const double want = std::min(static_cast<double>(max_threads()), work / static_cast<double>(kOneDnnWorkPerThread));
+  const int threads = static_cast<int>(idle_threads(std::max<int64_t>(1, static_cast<int64_t>(want))));
+  const onednn::MatmulProblem p{c.batch, M, N, K, a.sb, a.sr, a.sc, b.sb, b.sr, b.sc, c.sb, c.sr, c.sc};
+  return onednn::matmul_bf16(p, a.data, b.data, c.data, f32_out, threads);
+}
 
 // An operand as BLAS reads it: row-major with leading dimension ld, possibly
 // transposed, consecutive batches batch_stride elements apart.
@@ -239,6 +275,9 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     fill_zero<T>(c);
     return;
   }
+  if constexpr (std::is_same_v<T, sdk::BFloat16>) {
+    if (onednn_bf16(a, b, c, false)) return;
+  }
   if (!fits_int(M) || !fits_int(N) || !fits_int(K)) {
     gemm_loop<T, P>(a, b, c);
     return;
@@ -357,6 +396,41 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
     return;
   }
   std::vector<P> abuf, bbuf, cbuf;
+  // out = beta * self + prod, prod = alpha * (a @ b) in cbuf (dense M x N).
+  auto finish = [&] {
+    if constexpr (kIsHalfLike<T>) {
+      if (c.sc == 1 || N == 1) {  // dense rows of out: finish each row in float32, round it at once
+        parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
+          for (int64_t i = r0; i < r1; ++i) {
+            P* row = cbuf.data() + i * N;
+            if (beta != P(0))
+              for (int64_t j = 0; j < N; ++j) row[j] = beta * convert<P>(at<T>(self, 0, i, j)) + row[j];
+            narrow_block(row, &at<T>(c, 0, i, 0), N);
+          }
+        });
+        return;
+      }
+    }
+    for_each_row(c, [&](int64_t i, int64_t j) {
+      const P prod = cbuf[static_cast<size_t>(i * N + j)];
+      at<T>(c, 0, i, j) = convert<T>(beta == P(0) ? prod : beta * convert<P>(at<T>(self, 0, i, j)) + prod);
+    });
+  };
+  if constexpr (std::is_same_v<T, sdk::BFloat16>) {
+    // oneDNN writes the float32 product; alpha and beta * self are applied
+    // below in float32 as on the BLAS path, and out is rounded once. alpha 0:
+    // BLAS computes no product (inf and nan in mat1, mat2 do not propagate).
+    cbuf.resize(static_cast<size_t>(M * N));
+    if (alpha != P(0) && onednn_bf16(a, b, Mat{reinterpret_cast<char*>(cbuf.data()), 1, M, N, 0, N, 1}, true)) {
+      if (alpha != P(1)) {
+        parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
+          for (int64_t k = r0 * N; k < r1 * N; ++k) cbuf[static_cast<size_t>(k)] *= alpha;
+        });
+      }
+      finish();
+      return;
+    }
+  }
   const BlasOperand<P> A = prepare<T, P>(a, abuf);
   const BlasOperand<P> B = prepare<T, P>(b, bbuf);
   if constexpr (std::is_same_v<T, P>) {
@@ -370,23 +444,7 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
   }
   cbuf.resize(static_cast<size_t>(M * N));
   gemm_ab(A.trans, B.trans, M, N, K, alpha, A.data, A.ld, B.data, B.ld, P(0), cbuf.data(), N);
-  if constexpr (kIsHalfLike<T>) {
-    if (c.sc == 1 || N == 1) {  // dense rows of out: finish each row in float32, round it at once
-      parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
-        for (int64_t i = r0; i < r1; ++i) {
-          P* row = cbuf.data() + i * N;
-          if (beta != P(0))
-            for (int64_t j = 0; j < N; ++j) row[j] = beta * convert<P>(at<T>(self, 0, i, j)) + row[j];
-          narrow_block(row, &at<T>(c, 0, i, 0), N);
-        }
-      });
-      return;
-    }
-  }
-  for_each_row(c, [&](int64_t i, int64_t j) {
-    const P prod = cbuf[static_cast<size_t>(i * N + j)];
-    at<T>(c, 0, i, j) = convert<T>(beta == P(0) ? prod : beta * convert<P>(at<T>(self, 0, i, j)) + prod);
-  });
+  finish();
 }
 
 template <typename T>

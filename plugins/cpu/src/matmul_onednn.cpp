@@ -1,0 +1,396 @@
+// bfloat16 matrix products through oneDNN's matmul primitive (matmul_onednn.hpp).
+//
+// Why oneDNN, and only its AMX kernels. Measured on the development machine
+// (2 cores, Sapphire Rapids class: avx512_bf16, amx_bf16), 1 thread, bfloat16
+// mm through the Python module against the float32 path (widen, OpenBLAS
+// 0.3.21 sgemm, round back; TESSERA_CPU_ONEDNN=0), oneDNN 2.6.3 picking its
+// AMX kernel (brg:avx512_core_amx_bf16): 512^3 ~0.9x PyTorch's time instead of
+// 7.2x (bench/bench_vs_torch.py), 256^3 33 us vs 273 us, 128^3 8.9 us vs 48 us,
+// bmm 16 x 128^3 98 us vs 830 us, 256x784 @ 784x512 250 us vs 1.7 ms.
+// Without AMX oneDNN 2.6 loses (standalone program, ONEDNN_MAX_CPU_ISA, against
+// the same widen + sgemm + round): AVX512_CORE_BF16 (Cooper Lake's kernels,
+// brg:avx512_core_bf16) is 1.5-1.9x slower from 48^3 up (512^3 3.1 ms vs
+// 2.0 ms), AVX512_CORE (gemm:jit, bfloat16 emulated) ~4x slower, and for AVX2
+// it has no bfloat16 matmul at all. So a problem runs here only when oneDNN
+// picks an AMX kernel for it; every other answer is a refusal and the caller
+// keeps its float32 path. Also refused by oneDNN's choice: products it gives a
+// non-AMX kernel even on this CPU (M < 8, or all sizes <= ~16).
+// oneDNN 2.6 has no float16 matmul on the CPU (creating one throws "could not
+// create a primitive descriptor iterator"), so float16 stays on the float32
+// path. OpenBLAS's cblas_sbgemm was the other candidate for bfloat16: Debian's
+// 0.3.21 build (libopenblas0-openmp and -pthread) is made without
+// BUILD_BFLOAT16 and does not export it.
+//
+// Operands are first handed over as they lie in memory (strides of size-1
+// dims canonicalized; a broadcast batch, stride 0, is a batch dim of 1, which
+// oneDNN broadcasts). oneDNN 2.6's AMX kernels take only unpadded layouts:
+// dense rows or dense columns with the leading dimension equal to the dim, and
+// dense batches; for anything else (a column slice, a stepped or interleaved
+// view) it offers gemm:jit or ref. Then the plan packs the odd operands with
+// oneDNN reorders into dense ones (a memory-bound copy, far cheaper than the
+// float32 path's widening) and runs the AMX kernel on those, the output
+// through a dense buffer. Layouts oneDNN cannot describe at all (overlapping
+// rows, zero or negative strides) are refused. oneDNN accumulates in float32
+// and rounds each output element once to nearest even (or writes the float32
+// sums, for addmm).
+//
+// Building a plan costs 150 us - 3 ms (more than a small product), so plans
+// are cached per problem (sizes, normalized strides, output type, thread
+// count) in a mutex-guarded LRU of 64 entries, refusals too.
+// Threads: oneDNN (Debian's OpenMP build) runs on the calling thread's OpenMP
+// team, the libgomp pool the other kernels and OpenBLAS use, of as many threads
+// as the caller asks for (linalg.cpp: one per kOneDnnWorkPerThread multiply-adds,
+// at most the idle cores), set with omp_set_num_threads for the call and
+// restored after it: waking a team costs 2-10 us, more than a 64^3 product
+// takes on one thread.
+#include "matmul_onednn.hpp"
+
+#if TESSERA_CPU_HAVE_ONEDNN
+#include "aligned_memory.hpp"
+
+#include <dnnl.hpp>
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#endif
+
+namespace tessera::cpu::onednn {
+
+#if !TESSERA_CPU_HAVE_ONEDNN
+
+bool matmul_available() { return false; }
+bool matmul_bf16(const MatmulProblem&, const void*, const void*, void*, bool, int) { return false; }
+
+#else
+
+namespace {
+
+// TESSERA_CPU_ONEDNN: on unless the value starts with '0' (as conv2d's switch).
+bool enabled_by_env() {
+  const char* v = std::getenv("TESSERA_CPU_ONEDNN");
+  return v == nullptr || v[0] != '0';
+}
+
+using dnnl::memory;
+using dt = memory::data_type;
+using tag = memory::format_tag;
+
+// oneDNN's kernels index with int: every operand must span fewer elements.
+constexpr int64_t kMaxSpan = int64_t{1} << 31;
+
+// One operand as oneDNN sees it: dims and strides of batch x rows x cols
+// (batch 1 when the operand is one matrix, broadcast or not).
+struct Desc {
+  int64_t dims[3];
+  int64_t strides[3];
+};
+
+// Describes a batch x rows x cols operand with strides (sb, sr, sc), rows and
+// cols >= 1. The strides of size-1 dims address nothing and are replaced by
+// canonical ones, so that layouts that are the same to oneDNN share a cache
+// entry. False: a zero or negative stride (other than a broadcast batch), or
+// an operand that spans too much.
+bool describe(int64_t batch, int64_t rows, int64_t cols, int64_t sb, int64_t sr, int64_t sc, bool may_broadcast,
+              Desc& d) {
+  if (batch >= kMaxSpan || rows >= kMaxSpan || cols >= kMaxSpan) return false;
+  if (cols == 1) sc = 1;
+  if (rows == 1) sr = cols * sc;  // < 2^62
+  if (sr <= 0 || sc <= 0 || sr >= kMaxSpan || sc >= kMaxSpan) return false;
+  // Elements from the first to one past the last of one matrix.
+  const int64_t span = (rows - 1) * sr + (cols - 1) * sc + 1;  // < 2^63: each term < 2^62
+  if (span >= kMaxSpan) return false;
+  d.dims[0] = batch;
+  d.dims[1] = rows;
+  d.dims[2] = cols;
+  d.strides[1] = sr;
+  d.strides[2] = sc;
+  if (batch == 1 || sb == 0) {
+    if (batch > 1 && !may_broadcast) return false;
+    d.dims[0] = 1;  // one matrix; oneDNN broadcasts a batch dim of 1
+    d.strides[0] = span;
+    return true;
+  }
+  if (sb < 0 || sb >= kMaxSpan || (batch - 1) * sb >= kMaxSpan - span) return false;
+  d.strides[0] = sb;
+  return true;
+}
+
+memory::desc user_md(const Desc& d, bool batched, dt type) {
+  if (!batched) return memory::desc({d.dims[1], d.dims[2]}, type, memory::dims{d.strides[1], d.strides[2]});
+  return memory::desc({d.dims[0], d.dims[1], d.dims[2]}, type,
+                      memory::dims{d.strides[0], d.strides[1], d.strides[2]});
+}
+
+// The operand packed densely: rows dense, or columns dense where the user's
+// columns are (a transposed view then costs a plain copy, not a transpose).
+memory::desc dense_md(const Desc& d, bool batched, dt type, bool allow_columns) {
+  const bool columns = allow_columns && d.strides[1] < d.strides[2];
+  if (!batched) return memory::desc({d.dims[1], d.dims[2]}, type, columns ? tag::ba : tag::ab);
+  return memory::desc({d.dims[0], d.dims[1], d.dims[2]}, type, columns ? tag::acb : tag::abc);
+}
+
+// The problem a plan is built for: batch, M, N, K, the three operands' batch
+// dims and strides (the matrix dims follow from M, N, K), the output type, and
+// the thread count (oneDNN sizes its work split when the primitive is created).
+using Key = std::array<int64_t, 17>;
+
+struct KeyHash {
+  size_t operator()(const Key& k) const noexcept {
+    uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<size_t>(h);
+  }
+};
+
+// One primitive and the scratchpad it wants (user-managed, so that concurrent
+// calls never share oneDNN's own).
+struct Step {
+  dnnl::primitive prim;
+  memory::desc scratch;
+  explicit operator bool() const { return static_cast<bool>(prim); }
+};
+
+// A problem's primitives, immutable once built and shared by every thread
+// that runs the problem. ok = false: refused.
+struct Plan {
+  bool ok = false;
+  memory::desc a_user, b_user, c_user;  // the operands as they lie in memory
+  memory::desc a_mm, b_mm, c_mm;        // as the matmul reads/writes them
+  Step mm, a_in, b_in, c_out;           // a reorder is empty where the layouts agree
+};
+
+// Never destroyed: threads' streams (thread_local) may outlive static destructors.
+dnnl::engine& cpu_engine() {
+  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // retried next call if it throws
+  return *engine;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu_engine());
+  return stream;
+}
+
+Step make_reorder(const memory::desc& from, const memory::desc& to, const dnnl::primitive_attr& attr) {
+  if (from == to) return {};
+  dnnl::engine& eng = cpu_engine();
+  dnnl::reorder::primitive_desc pd(eng, from, eng, to, attr);
+  return {dnnl::reorder(pd), pd.scratchpad_desc()};
+}
+
+// The matmul for these layouts if oneDNN runs it on an AMX kernel, else an
+// empty Step: only those beat the float32 fallback (see the top of the file).
+Step make_amx_matmul(const memory::desc& a, const memory::desc& b, const memory::desc& c,
+                     const dnnl::primitive_attr& attr) {
+  try {
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+    const std::string impl = pd.impl_info_str();
+    if (impl.find("amx") == std::string::npos) return {};
+    return {dnnl::matmul(pd), pd.scratchpad_desc()};
+  } catch (const dnnl::error&) {
+    return {};  // no implementation at all for these layouts
+  }
+}
+
+std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc& c, bool batched, bool f32_out) {
+  auto plan = std::make_shared<Plan>();
+  try {
+    const dt c_type = f32_out ? dt::f32 : dt::bf16;
+    plan->a_user = user_md(a, batched, dt::bf16);
+    plan->b_user = user_md(b, batched, dt::bf16);
+    plan->c_user = user_md(c, batched, c_type);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // The operands as they are: oneDNN 2.6's AMX kernels take dense rows or
+    // dense columns with no padding (leading dimension = the dim) and dense
+    // batches; anything else gets its slow gemm:jit or ref kernel.
+    plan->mm = make_amx_matmul(plan->a_user, plan->b_user, plan->c_user, attr);
+    if (plan->mm) {
+      plan->a_mm = plan->a_user;
+      plan->b_mm = plan->b_user;
+      plan->c_mm = plan->c_user;
+    } else {
+      // Else packed: a copy (a oneDNN reorder, memory-bound) costs far less
+      // than the float32 path's widening, and the same kernels then run.
+      plan->a_mm = dense_md(a, batched, dt::bf16, true);
+      plan->b_mm = dense_md(b, batched, dt::bf16, true);
+      plan->c_mm = dense_md(c, batched, c_type, false);
+      if (plan->a_mm == plan->a_user && plan->b_mm == plan->b_user && plan->c_mm == plan->c_user)
+        return std::make_shared<Plan>();  // the same layouts, refused above
+      plan->mm = make_amx_matmul(plan->a_mm, plan->b_mm, plan->c_mm, attr);
+      if (!plan->mm) return std::make_shared<Plan>();
+      plan->a_in = make_reorder(plan->a_user, plan->a_mm, attr);
+      plan->b_in = make_reorder(plan->b_user, plan->b_mm, attr);
+      plan->c_out = make_reorder(plan->c_mm, plan->c_user, attr);
+    }
+    plan->ok = true;
+  } catch (const dnnl::error&) {
+    // Refused (layout, sizes, no bfloat16 kernel on this CPU): the caller's
+    // float32 path handles it. DNNL_VERBOSE=1 shows oneDNN's reasons.
+    return std::make_shared<Plan>();
+  }
+  return plan;
+}
+
+// The most recently used plans, at most kCacheSize.
+class PlanCache {
+ public:
+  template <typename Build>
+  std::shared_ptr<const Plan> get(const Key& key, const Build& build) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = index_.find(key);
+      if (it != index_.end()) {
+        lru_.splice(lru_.begin(), lru_, it->second);
+        return it->second->second;
+      }
+    }
+    // Built unlocked: other problems' calls go on meanwhile. Two threads may
+    // build the same plan; the second one is dropped.
+    std::shared_ptr<const Plan> plan = build();
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = index_.find(key);
+    if (it != index_.end()) return it->second->second;
+    lru_.emplace_front(key, plan);
+    index_.emplace(key, lru_.begin());
+    if (lru_.size() > kCacheSize) {
+      index_.erase(lru_.back().first);
+      lru_.pop_back();  // a thread still running it holds its own reference
+    }
+    return plan;
+  }
+
+ private:
+  static constexpr size_t kCacheSize = 64;
+  std::mutex mu_;
+  std::list<std::pair<Key, std::shared_ptr<const Plan>>> lru_;  // most recent first
+  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
+};
+
+PlanCache& plan_cache() {
+  static PlanCache cache;
+  return cache;
+}
+
+// A per-thread block that grows to the largest request; blocks above kKeep
+// bytes are given back after the call, so one huge product does not pin its
+// buffers on every thread that ran it.
+class Buffer {
+ public:
+  static constexpr size_t kKeep = size_t{16} << 20;
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() { aligned_free(ptr_); }
+  void* get(size_t bytes) {
+    if (bytes > size_) {
+      aligned_free(ptr_);
+      ptr_ = nullptr;
+      size_ = 0;
+      ptr_ = aligned_malloc(bytes);
+      if (ptr_ == nullptr) throw std::bad_alloc();
+      size_ = bytes;
+    }
+    return ptr_;
+  }
+  void trim() {
+    if (size_ > kKeep) {
+      aligned_free(ptr_);
+      ptr_ = nullptr;
+      size_ = 0;
+    }
+  }
+
+ private:
+  void* ptr_ = nullptr;
+  size_t size_ = 0;
+};
+
+struct ThreadBuffers {
+  Buffer a, b, c, scratch;
+  void trim() {
+    a.trim();
+    b.trim();
+    c.trim();
+    scratch.trim();
+  }
+};
+
+}  // namespace
+
+bool matmul_available() {
+  static const bool on = enabled_by_env();
+  return on;
+}
+
+bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, bool f32_out, int threads) {
+  if (!matmul_available()) return false;
+  if (p.batch <= 0 || p.M <= 0 || p.N <= 0 || p.K <= 0) return false;  // nothing to multiply: the caller's business
+  Desc da, db, dc;
+  if (!describe(p.batch, p.M, p.K, p.a_sb, p.a_sr, p.a_sc, true, da) ||
+      !describe(p.batch, p.K, p.N, p.b_sb, p.b_sr, p.b_sc, true, db) ||
+      !describe(p.batch, p.M, p.N, p.c_sb, p.c_sr, p.c_sc, false, dc))
+    return false;
+  const bool batched = p.batch > 1;
+  // oneDNN (OpenMP runtime) sizes its team by omp_get_max_threads(), when the
+  // primitive is built and when it runs: set it for the call, then restore it.
+  const int max_threads = omp_get_max_threads();
+  const int nthr = std::clamp(threads, 1, max_threads);
+  struct ThreadCount {
+    int saved;
+    bool changed;
+    ~ThreadCount() {
+      if (changed) omp_set_num_threads(saved);
+    }
+  } thread_count{max_threads, nthr != max_threads};
+  if (thread_count.changed) omp_set_num_threads(nthr);
+  const Key key{p.batch,       p.M,           p.N,           p.K,           da.dims[0],    da.strides[0],
+                da.strides[1], da.strides[2], db.dims[0],    db.strides[0], db.strides[1], db.strides[2],
+                dc.strides[0], dc.strides[1], dc.strides[2], f32_out,       nthr};
+  try {
+    const std::shared_ptr<const Plan> plan =
+        plan_cache().get(key, [&] { return build_plan(da, db, dc, batched, f32_out); });
+    if (!plan->ok) return false;
+    dnnl::engine& eng = cpu_engine();
+    dnnl::stream& strm = thread_stream();
+    thread_local ThreadBuffers buf;
+    struct Trim {  // on every exit, exceptions included
+      ThreadBuffers& b;
+      ~Trim() { b.trim(); }
+    } trim{buf};
+    size_t scratch_bytes = 0;
+    for (const Step* st : {&plan->mm, &plan->a_in, &plan->b_in, &plan->c_out})
+      if (*st) scratch_bytes = std::max(scratch_bytes, st->scratch.get_size());
+    void* scratch = scratch_bytes ? buf.scratch.get(scratch_bytes) : nullptr;
+    auto run = [&](const Step& st, std::unordered_map<int, memory> args) {
+      if (st.scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(st.scratch, eng, scratch));
+      st.prim.execute(strm, args);
+    };
+    // oneDNN reads, never writes, src and weights: the const_casts are for its API.
+    memory a_user(plan->a_user, eng, const_cast<void*>(a));
+    memory b_user(plan->b_user, eng, const_cast<void*>(b));
+    memory c_user(plan->c_user, eng, c);
+    memory a_mm = plan->a_in ? memory(plan->a_mm, eng, buf.a.get(plan->a_mm.get_size())) : a_user;
+    memory b_mm = plan->b_in ? memory(plan->b_mm, eng, buf.b.get(plan->b_mm.get_size())) : b_user;
+    memory c_mm = plan->c_out ? memory(plan->c_mm, eng, buf.c.get(plan->c_mm.get_size())) : c_user;
+    if (plan->a_in) run(plan->a_in, {{DNNL_ARG_FROM, a_user}, {DNNL_ARG_TO, a_mm}});
+    if (plan->b_in) run(plan->b_in, {{DNNL_ARG_FROM, b_user}, {DNNL_ARG_TO, b_mm}});
+    run(plan->mm, {{DNNL_ARG_SRC, a_mm}, {DNNL_ARG_WEIGHTS, b_mm}, {DNNL_ARG_DST, c_mm}});
+    if (plan->c_out) run(plan->c_out, {{DNNL_ARG_FROM, c_mm}, {DNNL_ARG_TO, c_user}});
+    strm.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // the caller recomputes the whole output
+  }
+}
+
+#endif  // TESSERA_CPU_HAVE_ONEDNN
+
+}  // namespace tessera::cpu::onednn
