@@ -55,7 +55,7 @@ Tensor take_backward(C& c) {
   const int64_t n = numel_of(in);
   Tensor index = c.saved(1).reshape({-1});
   index = (index + n).where(index.lt(0), index);  // take counts negative indices from the end
-  return zeros({n}, like(g)).index_add(0, index, g.reshape({-1})).view(in);
+  return zeros({n}, like(g)).index_add_(0, index, g.reshape({-1})).view(in);
 }
 
 // masked_select reads the broadcast self in row-major order at the mask's set
@@ -68,7 +68,7 @@ Tensor masked_select_backward(C& c) {
   const IntArrayRef s(shape.data(), shape.size());
   const int64_t n = numel_of(s);
   const Tensor pos = arange(n, TensorOptions(kLong).device(g.device())).view(s).masked_select(mask);
-  return zeros({n}, like(g)).index_add(0, pos, g).view(s);
+  return zeros({n}, like(g)).index_add_(0, pos, g).view(s);
 }
 
 Tensor embedding_backward(C& c) {
@@ -80,7 +80,7 @@ Tensor embedding_backward(C& c) {
     if (p < 0) p += w[0];
     g = g.masked_fill(indices.eq(p).unsqueeze(-1), 0.0);
   }
-  return zeros(w, like(g)).index_add(0, indices.reshape({-1}), g.reshape({-1, w[1]}));
+  return zeros(w, like(g)).index_add_(0, indices.reshape({-1}), g.reshape({-1, w[1]}));
 }
 }  // namespace
 
@@ -88,11 +88,11 @@ void define_indexing_derivatives() {
   not_differentiable({"nonzero", "one_hot"});
   define_derivative("index_select", {{0}, {2}, {}, [](C& c) -> variable_list {
                       const Tensor g = c.grad();
-                      return {zeros(c.input_sizes(0), like(g)).index_add(c.int_arg(1), c.saved(2), g)};
+                      return {zeros(c.input_sizes(0), like(g)).index_add_(c.int_arg(1), c.saved(2), g)};
                     }});
   define_derivative("gather", {{0}, {2}, {}, [](C& c) -> variable_list {
                       const Tensor g = c.grad();
-                      return {zeros(c.input_sizes(0), like(g)).scatter_add(c.int_arg(1), c.saved(2), g)};
+                      return {zeros(c.input_sizes(0), like(g)).scatter_add_(c.int_arg(1), c.saved(2), g)};
                     }});
   define_derivative("take", {{0}, {1}, {}, [](C& c) -> variable_list { return {take_backward(c)}; }});
   // scatter: the overwritten positions of self get no gradient; src gets the

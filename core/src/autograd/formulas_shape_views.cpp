@@ -104,10 +104,10 @@ Tensor as_strided_backward(C& c) {
   const auto [olo, ohi] = span(osz, ost, ooff);
   const int64_t lo = std::min(ilo, olo), len = std::max(ihi, ohi) - lo + 1;
   const Tensor out_pos = positions(osz, ost, ooff, lo, g.device()).reshape({-1});
-  Tensor flat = zeros({len}, like(g)).index_add(0, out_pos, g.reshape({-1}));
+  Tensor flat = zeros({len}, like(g)).index_add_(0, out_pos, g.reshape({-1}));
   const Tensor in_pos = positions(isz, ist, ioff, lo, g.device());
   if (may_overlap(isz, ist)) {
-    const Tensor count = zeros({len}, like(g)).index_add(0, in_pos.reshape({-1}), ones({numel_of(isz)}, like(g)));
+    const Tensor count = zeros({len}, like(g)).index_add_(0, in_pos.reshape({-1}), ones({numel_of(isz)}, like(g)));
     flat = flat / count.clamp_min(1);
   }
   return flat.take(in_pos);
