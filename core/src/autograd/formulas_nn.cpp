@@ -142,29 +142,25 @@ variable_list nll_backward(C& c, double e) {
   const Tensor gs = red == "none" ? along(g) : g;
   if (e == 0.0) {
     // Only the target class of each sample has a gradient: one zero fill and a
-    // scatter of N values, not the N x C one-hot products below (1M-element
+    // scatter of N values, not products of N x C one-hot tensors (1M-element
     // gradients: several times faster).
     Tensor grad = zeros(xs, TensorOptions(dt).device(g.device()));
     grad.scatter_(cdim, along(ts), along(-(g * wt)));
     return {grad};
   }
-  // Class dim last from one_hot, moved to cdim.
-  Tensor onehot = one_hot(ts, ncls).to(dt);
-  if (nd > 1) {
-    DimVector perm{0, nd - 1};
-    for (int64_t d = 1; d < nd - 1; ++d) perm.push_back(d);
-    onehot = onehot.permute(IntArrayRef(perm.data(), perm.size()));
-  }
-  Tensor wc;  // weight of each class, broadcast along the class dim
+  // Label smoothing: every class gets -g * valid * w[c] * e / C, the target
+  // class -g * w[t] * (1 - e) more; a dense term and one scatter_add_.
+  Tensor grad;
+  const double spread = -e / static_cast<double>(ncls);
   if (w.defined()) {
     DimVector shape(static_cast<size_t>(nd - cdim), 1);
     shape[0] = ncls;
-    wc = along(vw) * w.reshape(shape);
+    grad = (gs * along(vw)) * (w.reshape(shape) * spread);
   } else {
-    wc = along(vw);
+    grad = ((gs * along(vw)) * spread).expand(xs).contiguous();
   }
-  const Tensor coef = along(wt) * onehot * (1.0 - e) + wc * (e / static_cast<double>(ncls));
-  return {-(gs * coef)};
+  grad.scatter_add_(cdim, along(ts), along((g * wt) * (e - 1.0)));
+  return {grad};
 }
 
 // ---- conv2d ----
