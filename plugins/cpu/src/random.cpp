@@ -4,16 +4,22 @@
 // (seed, offset), never on the thread split. The core advances the generator's
 // offset by the output's element count (docs/ops/random.md). Every value comes
 // from the SDK's transforms (tessera/sdk/philox.hpp), which the cuda plugin runs
-// too: the same seed gives the same bits on both.
+// too: the same seed gives the same bits on both. Dense outputs are filled
+// kBatch elements at a time by philox_batch.hpp's vector code, which computes
+// those transforms bit for bit; strided outputs and the last few elements of
+// a range call the SDK's scalar functions.
 #include "isa.hpp"
 #include <tessera/sdk/philox.hpp>
 
 #include "common.hpp"
+#include "convert.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
+#include "philox_batch.hpp"
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -21,11 +27,23 @@ namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 namespace {
 
 namespace philox = ::tessera::sdk::philox;
+namespace pb = philox_batch;
+using pb::kLanes;
+// Vectors per batch: enough independent dependency chains to keep the vector
+// units busy (normal_'s are long), few enough to stay in registers (AVX2 and
+// SSE2 have 16). The fastest of 1, 2, 4 and 8 at each level.
+#if defined(__AVX512F__)
+constexpr int kVecs = 4, kNormalVecs = 4;
+#else
+constexpr int kVecs = 2, kNormalVecs = 4;
+#endif
+constexpr int64_t kBatch = kVecs * kLanes, kNormalBatch = kNormalVecs * kLanes;
 
 struct Stream {
   uint64_t seed;
   uint64_t offset;
   philox::Block at(int64_t i) const { return philox::at(seed, offset + static_cast<uint64_t>(i)); }
+  uint64_t counter(int64_t i) const { return offset + static_cast<uint64_t>(i); }
 };
 Stream stream_args(const TsrKernelCall& call, size_t seed_index) {
   return Stream{static_cast<uint64_t>(int_arg(call, seed_index, "seed")),
@@ -33,15 +51,26 @@ Stream stream_args(const TsrKernelCall& call, size_t seed_index) {
 }
 
 // Runs f(ptrs, i) for every element, i being its row-major index (the Philox
-// counter delta), split across threads in contiguous ranges.
-template <size_t N, typename F>
-void indexed_loop(const DLTensor& shape_of, const std::array<sdk::IterOperand, N>& ops, const F& f) {
+// counter delta), split across threads in contiguous ranges. With a `batch`
+// functor, dense operands go B elements at a time through batch(ptrs, i)
+// (elements i .. i + B - 1, each operand's from ptrs[n] on), and f takes the
+// rest of each range; strided operands take f throughout.
+template <size_t N, int64_t B = 0, typename F, typename Batch = std::nullptr_t>
+void indexed_loop(const DLTensor& shape_of, const std::array<sdk::IterOperand, N>& ops, const F& f,
+                  const Batch& batch = nullptr) {
   int64_t n_dense = 0;
   if (sdk::StridedIter<N>::dense(shape_of.ndim, shape_of.shape, ops, &n_dense)) {
-    // Dense operands: element i sits at i * elem_size; a flat loop the compiler can unroll.
+    // Dense operands: element i sits at i * elem_size.
     parallel_for(n_dense, kGrainExpensive, [&](int64_t begin, int64_t end) {
       char* q[N];
-      for (int64_t i = begin; i < end; ++i) {
+      int64_t i = begin;
+      if constexpr (B > 0) {
+        for (; end - i >= B; i += B) {
+          for (size_t n = 0; n < N; ++n) q[n] = ops[n].data + i * ops[n].elem_size;
+          batch(q, i);
+        }
+      }
+      for (; i < end; ++i) {
         for (size_t n = 0; n < N; ++n) q[n] = ops[n].data + i * ops[n].elem_size;
         f(q, i);
       }
@@ -79,6 +108,35 @@ T store_float(double v) {
   }
 }
 
+// V vectors of doubles, value(v) holding elements v * kLanes onwards, rounded
+// to T (to float first for the 16-bit types, as T(double) does) and stored at
+// dst.
+template <typename T, int V, typename Value>
+void store_batch(char* dst, const Value& value) {
+  if constexpr (std::is_same_v<T, double>) {
+    for (int v = 0; v < V; ++v) {
+      const pb::D x = value(v);
+      std::memcpy(dst + v * sizeof x, &x, sizeof x);
+    }
+  } else if constexpr (std::is_same_v<T, float>) {
+    for (int v = 0; v < V; ++v) {
+      const pb::F x = pb::to_float(value(v));
+      std::memcpy(dst + v * sizeof x, &x, sizeof x);
+    }
+  } else {
+    alignas(64) float f[V * kLanes];
+    for (int v = 0; v < V; ++v) {
+      const pb::F x = pb::to_float(value(v));
+      std::memcpy(f + v * kLanes, &x, sizeof x);
+    }
+#pragma GCC diagnostic push
+    // GCC 12 sees _mm512_cvtps_ph's undefined pass-through operand as uninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+    narrow_block(f, reinterpret_cast<T*>(dst), V * kLanes);  // T(float), vectorized
+#pragma GCC diagnostic pop
+  }
+}
+
 void uniform_kernel(const TsrKernelCall& call) {
   DLTensor& out = self_output(call);
   const double from = float_arg(call, 1, "from"), to = float_arg(call, 2, "to");
@@ -89,12 +147,45 @@ void uniform_kernel(const TsrKernelCall& call) {
       invalid("uniform_ needs a floating dtype");
     } else {
       const double range = to - from;
-      indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
+      // Rounding to a narrow dtype may reach `to`; keep the interval half-open.
+      const bool clamp = range > 0;
+      const pb::Key key(st.seed);
+      const auto one = [&](char** p, int64_t i) {
         T v = T(philox::uniform_value(st.at(i), std::is_same_v<T, double>, from, range));
-        // Rounding to a narrow dtype may reach `to`; keep the interval half-open.
-        if (range > 0 && static_cast<double>(compute_t<T>(v)) >= to) v = T(from);
+        if (clamp && static_cast<double>(compute_t<T>(v)) >= to) v = T(from);
         *reinterpret_cast<T*>(p[0]) = v;
-      });
+      };
+      const auto batch = [&](char** p, int64_t i) {
+        const pb::Words<kVecs> w = pb::generate<kVecs>(key, st.counter(i));
+        // philox::uniform_value's from + range * u (-ffp-contract=off: never an FMA).
+        const auto value = [&](int v) {
+          const pb::D u = std::is_same_v<T, double> ? pb::uniform53(w.x0[v], w.x1[v]) : pb::uniform24(w.x0[v]);
+          return from + range * u;
+        };
+        if constexpr (std::is_same_v<T, double>) {
+          store_batch<T, kVecs>(p[0], [&](int v) {
+            const pb::D x = value(v);
+            return clamp ? (x >= to ? pb::dvec(from) : x) : x;
+          });
+        } else if constexpr (std::is_same_v<T, float>) {
+          // T(from) where the float reached `to`: select in double, exact both ways.
+          store_batch<T, kVecs>(p[0], [&](int v) {
+            const pb::D x = pb::to_double(pb::to_float(value(v)));
+            return clamp ? (x >= to ? pb::dvec(from) : x) : x;
+          });
+        } else {
+          store_batch<T, kVecs>(p[0], value);
+          if (clamp) {
+            T* dst = reinterpret_cast<T*>(p[0]);
+            float back[kBatch];
+            widen_block(dst, back, kBatch);  // float(T), vectorized
+            for (int k = 0; k < kBatch; ++k) {
+              if (static_cast<double>(back[k]) >= to) dst[k] = T(from);
+            }
+          }
+        }
+      };
+      indexed_loop<1, kBatch>(out, {sdk::IterOperand::of(out)}, one, batch);
     }
   });
 }
@@ -108,13 +199,43 @@ void normal_kernel(const TsrKernelCall& call) {
     if constexpr (!kIsFloating<T>) {
       invalid("normal_ needs a floating dtype");
     } else {
-      indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
+      const pb::Key key(st.seed);
+      const auto one = [&](char** p, int64_t i) {
         // Box-Muller in the SDK's portable double arithmetic (bit-exact across devices).
         *reinterpret_cast<T*>(p[0]) = T(philox::normal_value(st.at(i), mean, std_));
-      });
+      };
+      const auto batch = [&](char** p, int64_t i) {
+        const pb::Dx<kNormalVecs> z = pb::standard_normal(pb::generate<kNormalVecs>(key, st.counter(i)));
+        // philox::normal_value (-ffp-contract=off: never an FMA)
+        store_batch<T, kNormalVecs>(p[0], [&](int v) { return mean + std_ * z.v[v]; });
+      };
+      indexed_loop<1, kNormalBatch>(out, {sdk::IterOperand::of(out)}, one, batch);
     }
   });
 }
+
+// n % d for a fixed d >= 1 and any 64-bit n, by multiplication: Granlund and
+// Montgomery's unsigned division by invariant integers ("Division by
+// invariant integers using multiplication", PLDI 1994, figure 4.1), exact for
+// every n (the quotient, not an estimate); a 64-bit division per element would
+// cost more than the Philox block.
+struct Modulus {
+  uint64_t d, m;
+  int shift1, shift2;
+  explicit Modulus(uint64_t divisor) : d(divisor) {
+    int l = 0;  // ceil(log2 d)
+    while (l < 64 && (uint64_t{1} << l) < d) ++l;
+    const uint64_t two_l_minus_d = (l == 64 ? uint64_t{0} : uint64_t{1} << l) - d;  // 2^l - d, mod 2^64
+    m = static_cast<uint64_t>((static_cast<unsigned __int128>(two_l_minus_d) << 64) / d) + 1;
+    shift1 = l > 0 ? 1 : 0;
+    shift2 = l > 0 ? l - 1 : 0;
+  }
+  uint64_t operator()(uint64_t n) const {
+    const uint64_t t = static_cast<uint64_t>((static_cast<unsigned __int128>(m) * n) >> 64);
+    const uint64_t q = (t + ((n - t) >> shift1)) >> shift2;
+    return n - q * d;
+  }
+};
 
 void random_kernel(const TsrKernelCall& call) {
   DLTensor& out = self_output(call);
@@ -125,17 +246,42 @@ void random_kernel(const TsrKernelCall& call) {
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using S = storage_t<T>;
-    indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** p, int64_t i) {
-      const int64_t v = philox::random_int(st.at(i), from, range);
+    const auto put = [](char* dst, int64_t v) {
       if constexpr (std::is_same_v<T, bool>) {
-        *reinterpret_cast<S*>(p[0]) = v != 0;
+        *reinterpret_cast<S*>(dst) = v != 0;
       } else if constexpr (kIsHalfLike<T>) {
-        *reinterpret_cast<S*>(p[0]) = T(static_cast<float>(v));
+        *reinterpret_cast<S*>(dst) = T(static_cast<float>(v));
       } else {
-        *reinterpret_cast<S*>(p[0]) = static_cast<S>(v);
+        *reinterpret_cast<S*>(dst) = static_cast<S>(v);
       }
-    });
+    };
+    const pb::Key key(st.seed);
+    const Modulus mod(range);
+    const auto one = [&](char** p, int64_t i) { put(p[0], philox::random_int(st.at(i), from, range)); };
+    const auto batch = [&](char** p, int64_t i) {
+      const pb::Words<kVecs> w = pb::generate<kVecs>(key, st.counter(i));
+      alignas(64) uint64_t bits[kBatch];
+      for (int v = 0; v < kVecs; ++v) {
+        const pb::U x = pb::u64(w.x0[v], w.x1[v]);
+        std::memcpy(bits + v * kLanes, &x, sizeof x);
+      }
+      // philox::random_int: from + u64 % range, wrapping.
+      for (int k = 0; k < kBatch; ++k) {
+        put(p[0] + k * sizeof(S), static_cast<int64_t>(static_cast<uint64_t>(from) + mod(bits[k])));
+      }
+    };
+    indexed_loop<1, kBatch>(out, {sdk::IterOperand::of(out)}, one, batch);
   });
+}
+
+// Whether uniform_double(x0, x1) < p for the kBatch elements from counter first
+// (philox::bernoulli), as bytes 0/1.
+void bernoulli_batch(const pb::Key& key, uint64_t first, double p, uint8_t (&hit)[kBatch]) {
+  const pb::Words<kVecs> w = pb::generate<kVecs>(key, first);
+  for (int v = 0; v < kVecs; ++v) {
+    const pb::I h = pb::uniform53(w.x0[v], w.x1[v]) < p;
+    for (int l = 0; l < kLanes; ++l) hit[v * kLanes + l] = h[l] != 0;
+  }
 }
 
 void bernoulli_kernel(const TsrKernelCall& call) {
@@ -158,9 +304,14 @@ void bernoulli_kernel(const TsrKernelCall& call) {
       });
     } else {
       const double prob = float_arg(call, 1, "p");
-      indexed_loop<1>(out, {sdk::IterOperand::of(out)}, [&](char** q, int64_t i) {
-        put(q[0], philox::bernoulli(st.at(i), prob));
-      });
+      const pb::Key key(st.seed);
+      indexed_loop<1, kBatch>(
+          out, {sdk::IterOperand::of(out)}, [&](char** q, int64_t i) { put(q[0], philox::bernoulli(st.at(i), prob)); },
+          [&](char** q, int64_t i) {
+            uint8_t hit[kBatch];
+            bernoulli_batch(key, st.counter(i), prob, hit);
+            for (int k = 0; k < kBatch; ++k) put(q[0] + k * sizeof(S), hit[k] != 0);
+          });
     }
   });
 }
@@ -180,8 +331,20 @@ void randperm_kernel(const TsrKernelCall& call) {
     int64_t index;
   };
   std::vector<Keyed> keyed(static_cast<size_t>(n));
+  const pb::Key key(st.seed);
   parallel_for(n, kGrainExpensive, [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) keyed[static_cast<size_t>(k)] = Keyed{philox::randperm_key(st.at(k)), k};
+    int64_t k = begin;
+    for (; end - k >= kBatch; k += kBatch) {
+      const pb::Words<kVecs> w = pb::generate<kVecs>(key, st.counter(k));
+      for (int v = 0; v < kVecs; ++v) {
+        const pb::U x = pb::u64(w.x0[v], w.x1[v]);  // philox::randperm_key
+        for (int l = 0; l < kLanes; ++l) {
+          const int64_t j = k + v * kLanes + l;
+          keyed[static_cast<size_t>(j)] = Keyed{x[l], j};
+        }
+      }
+    }
+    for (; k < end; ++k) keyed[static_cast<size_t>(k)] = Keyed{philox::randperm_key(st.at(k)), k};
   });
   std::sort(keyed.begin(), keyed.end(),
             [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.index < b.index; });
@@ -221,11 +384,21 @@ void dropout_kernel(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       const C scale = p < 1.0 ? static_cast<C>(1.0 / (1.0 - p)) : C(0);
-      indexed_loop<2>(out, {sdk::IterOperand::of(out), sdk::IterOperand::of(in)}, [&](char** q, int64_t i) {
-        const bool drop = philox::bernoulli(st.at(i), p);
-        const C x = C(*reinterpret_cast<const T*>(q[1]));
-        *reinterpret_cast<T*>(q[0]) = drop ? T(C(0)) : T(x * scale);
-      });
+      const pb::Key key(st.seed);
+      indexed_loop<2, kBatch>(
+          out, {sdk::IterOperand::of(out), sdk::IterOperand::of(in)},
+          [&](char** q, int64_t i) {
+            const bool drop = philox::bernoulli(st.at(i), p);
+            const C x = C(*reinterpret_cast<const T*>(q[1]));
+            *reinterpret_cast<T*>(q[0]) = drop ? T(C(0)) : T(x * scale);
+          },
+          [&](char** q, int64_t i) {
+            uint8_t drop[kBatch];
+            bernoulli_batch(key, st.counter(i), p, drop);
+            T* dst = reinterpret_cast<T*>(q[0]);
+            const T* src = reinterpret_cast<const T*>(q[1]);
+            for (int k = 0; k < kBatch; ++k) dst[k] = drop[k] ? T(C(0)) : T(C(src[k]) * scale);
+          });
     }
   });
 }
