@@ -46,18 +46,14 @@
 #include "matmul_onednn.hpp"
 
 #if TESSERA_CPU_HAVE_ONEDNN
-#include "aligned_memory.hpp"
+#include "onednn_support.hpp"
 
 #include <dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <new>
 #include <string>
 #include <unordered_map>
 #endif
@@ -73,11 +69,10 @@ bool matmul_bf16(const MatmulProblem&, const void*, const void*, void*, bool, in
 
 namespace {
 
-// TESSERA_CPU_ONEDNN: on unless the value starts with '0' (as conv2d's switch).
-bool enabled_by_env() {
-  const char* v = std::getenv("TESSERA_CPU_ONEDNN");
-  return v == nullptr || v[0] != '0';
-}
+using support::cpu_engine;
+using support::enabled_by_env;
+using support::make_reorder;
+using support::Step;
 
 using dnnl::memory;
 using dt = memory::data_type;
@@ -140,23 +135,7 @@ memory::desc dense_md(const Desc& d, bool batched, dt type, bool allow_columns) 
 // The problem a plan is built for: batch, M, N, K, the three operands' batch
 // dims and strides (the matrix dims follow from M, N, K), the output type, and
 // the thread count (oneDNN sizes its work split when the primitive is created).
-using Key = std::array<int64_t, 17>;
-
-struct KeyHash {
-  size_t operator()(const Key& k) const noexcept {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
-// One primitive and the scratchpad it wants (user-managed, so that concurrent
-// calls never share oneDNN's own).
-struct Step {
-  dnnl::primitive prim;
-  memory::desc scratch;
-  explicit operator bool() const { return static_cast<bool>(prim); }
-};
+using Key = support::Key<17>;
 
 // A problem's primitives, immutable once built and shared by every thread
 // that runs the problem. ok = false: refused.
@@ -166,24 +145,6 @@ struct Plan {
   memory::desc a_mm, b_mm, c_mm;        // as the matmul reads/writes them
   Step mm, a_in, b_in, c_out;           // a reorder is empty where the layouts agree
 };
-
-// Never destroyed: threads' streams (thread_local) may outlive static destructors.
-dnnl::engine& cpu_engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // retried next call if it throws
-  return *engine;
-}
-
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
-
-Step make_reorder(const memory::desc& from, const memory::desc& to, const dnnl::primitive_attr& attr) {
-  if (from == to) return {};
-  dnnl::engine& eng = cpu_engine();
-  dnnl::reorder::primitive_desc pd(eng, from, eng, to, attr);
-  return {dnnl::reorder(pd), pd.scratchpad_desc()};
-}
 
 // The matmul for these layouts if oneDNN runs it on an AMX kernel, else an
 // empty Step: only those beat the float32 fallback (see the top of the file).
@@ -239,89 +200,10 @@ std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc&
   return plan;
 }
 
-// The most recently used plans, at most kCacheSize.
-class PlanCache {
- public:
-  template <typename Build>
-  std::shared_ptr<const Plan> get(const Key& key, const Build& build) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = index_.find(key);
-      if (it != index_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);
-        return it->second->second;
-      }
-    }
-    // Built unlocked: other problems' calls go on meanwhile. Two threads may
-    // build the same plan; the second one is dropped.
-    std::shared_ptr<const Plan> plan = build();
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second->second;
-    lru_.emplace_front(key, plan);
-    index_.emplace(key, lru_.begin());
-    if (lru_.size() > kCacheSize) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();  // a thread still running it holds its own reference
-    }
-    return plan;
-  }
-
- private:
-  static constexpr size_t kCacheSize = 64;
-  std::mutex mu_;
-  std::list<std::pair<Key, std::shared_ptr<const Plan>>> lru_;  // most recent first
-  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
-};
-
-PlanCache& plan_cache() {
-  static PlanCache cache;
+support::PlanCache<17, Plan>& plan_cache() {
+  static support::PlanCache<17, Plan> cache;
   return cache;
 }
-
-// A per-thread block that grows to the largest request; blocks above kKeep
-// bytes are given back after the call, so one huge product does not pin its
-// buffers on every thread that ran it.
-class Buffer {
- public:
-  static constexpr size_t kKeep = size_t{16} << 20;
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { aligned_free(ptr_); }
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      aligned_free(ptr_);
-      ptr_ = nullptr;
-      size_ = 0;
-      ptr_ = aligned_malloc(bytes);
-      if (ptr_ == nullptr) throw std::bad_alloc();
-      size_ = bytes;
-    }
-    return ptr_;
-  }
-  void trim() {
-    if (size_ > kKeep) {
-      aligned_free(ptr_);
-      ptr_ = nullptr;
-      size_ = 0;
-    }
-  }
-
- private:
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
-};
-
-struct ThreadBuffers {
-  Buffer a, b, c, scratch;
-  void trim() {
-    a.trim();
-    b.trim();
-    c.trim();
-    scratch.trim();
-  }
-};
 
 }  // namespace
 
@@ -358,33 +240,18 @@ bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, 
     const std::shared_ptr<const Plan> plan =
         plan_cache().get(key, [&] { return build_plan(da, db, dc, batched, f32_out); });
     if (!plan->ok) return false;
-    dnnl::engine& eng = cpu_engine();
-    dnnl::stream& strm = thread_stream();
-    thread_local ThreadBuffers buf;
-    struct Trim {  // on every exit, exceptions included
-      ThreadBuffers& b;
-      ~Trim() { b.trim(); }
-    } trim{buf};
-    size_t scratch_bytes = 0;
-    for (const Step* st : {&plan->mm, &plan->a_in, &plan->b_in, &plan->c_out})
-      if (*st) scratch_bytes = std::max(scratch_bytes, st->scratch.get_size());
-    void* scratch = scratch_bytes ? buf.scratch.get(scratch_bytes) : nullptr;
-    auto run = [&](const Step& st, std::unordered_map<int, memory> args) {
-      if (st.scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(st.scratch, eng, scratch));
-      st.prim.execute(strm, args);
-    };
-    // oneDNN reads, never writes, src and weights: the const_casts are for its API.
-    memory a_user(plan->a_user, eng, const_cast<void*>(a));
-    memory b_user(plan->b_user, eng, const_cast<void*>(b));
-    memory c_user(plan->c_user, eng, c);
-    memory a_mm = plan->a_in ? memory(plan->a_mm, eng, buf.a.get(plan->a_mm.get_size())) : a_user;
-    memory b_mm = plan->b_in ? memory(plan->b_mm, eng, buf.b.get(plan->b_mm.get_size())) : b_user;
-    memory c_mm = plan->c_out ? memory(plan->c_mm, eng, buf.c.get(plan->c_mm.get_size())) : c_user;
-    if (plan->a_in) run(plan->a_in, {{DNNL_ARG_FROM, a_user}, {DNNL_ARG_TO, a_mm}});
-    if (plan->b_in) run(plan->b_in, {{DNNL_ARG_FROM, b_user}, {DNNL_ARG_TO, b_mm}});
-    run(plan->mm, {{DNNL_ARG_SRC, a_mm}, {DNNL_ARG_WEIGHTS, b_mm}, {DNNL_ARG_DST, c_mm}});
-    if (plan->c_out) run(plan->c_out, {{DNNL_ARG_FROM, c_mm}, {DNNL_ARG_TO, c_user}});
-    strm.wait();
+    support::Runner r({&plan->mm, &plan->a_in, &plan->b_in, &plan->c_out});
+    const memory a_user = r.wrap(plan->a_user, const_cast<void*>(a));
+    const memory b_user = r.wrap(plan->b_user, const_cast<void*>(b));
+    const memory c_user = r.wrap(plan->c_user, c);
+    const memory a_mm = r.stage(plan->a_in, plan->a_mm, 0, a_user);
+    const memory b_mm = r.stage(plan->b_in, plan->b_mm, 1, b_user);
+    const memory c_mm = r.stage(plan->c_out, plan->c_mm, 2, c_user);
+    if (plan->a_in) r.run(plan->a_in, {{DNNL_ARG_FROM, a_user}, {DNNL_ARG_TO, a_mm}});
+    if (plan->b_in) r.run(plan->b_in, {{DNNL_ARG_FROM, b_user}, {DNNL_ARG_TO, b_mm}});
+    r.run(plan->mm, {{DNNL_ARG_SRC, a_mm}, {DNNL_ARG_WEIGHTS, b_mm}, {DNNL_ARG_DST, c_mm}});
+    if (plan->c_out) r.run(plan->c_out, {{DNNL_ARG_FROM, c_mm}, {DNNL_ARG_TO, c_user}});
+    r.wait();
     return true;
   } catch (const dnnl::error&) {
     return false;  // the caller recomputes the whole output

@@ -15,18 +15,14 @@
 #include "nn_conv_onednn.hpp"
 
 #if TESSERA_CPU_HAVE_ONEDNN
-#include "aligned_memory.hpp"
+#include "onednn_support.hpp"
 
 #include <dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
-#include <list>
 #include <memory>
-#include <mutex>
-#include <new>
 #include <unordered_map>
 #endif
 
@@ -41,11 +37,10 @@ bool conv2d_f32(const Conv2dShape&, const float*, const float*, const float*, fl
 
 namespace {
 
-// TESSERA_CPU_ONEDNN: on unless the value starts with '0' (as TESSERA_CPU_LOAD_AWARE).
-bool enabled_by_env() {
-  const char* v = std::getenv("TESSERA_CPU_ONEDNN");
-  return v == nullptr || v[0] != '0';
-}
+using support::cpu_engine;
+using support::enabled_by_env;
+using support::make_reorder;
+using support::Step;
 
 using dnnl::memory;
 using dt = memory::data_type;
@@ -53,23 +48,7 @@ using tag = memory::format_tag;
 
 // The problem a plan is built for; the thread count too, because oneDNN sizes
 // its work split when the primitive is created.
-using Key = std::array<int64_t, 18>;
-
-struct KeyHash {
-  size_t operator()(const Key& k) const noexcept {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<size_t>(h);
-  }
-};
-
-// One primitive and the scratchpad it wants (user-managed, so that concurrent
-// calls never share oneDNN's own).
-struct Step {
-  dnnl::primitive prim;
-  memory::desc scratch;
-  explicit operator bool() const { return static_cast<bool>(prim); }
-};
+using Key = support::Key<18>;
 
 // A problem's primitives, immutable once built and shared by every thread
 // that runs the problem. ok = false: oneDNN refused it.
@@ -79,24 +58,6 @@ struct Plan {
   memory::desc x_conv, w_conv, y_conv;
   Step conv, x_in, w_in, y_out;  // a reorder is empty where the layouts agree
 };
-
-// Never destroyed: threads' streams (thread_local) may outlive static destructors.
-dnnl::engine& cpu_engine() {
-  static dnnl::engine* engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // retried next call if it throws
-  return *engine;
-}
-
-dnnl::stream& thread_stream() {
-  thread_local dnnl::stream stream(cpu_engine());
-  return stream;
-}
-
-Step make_reorder(const memory::desc& from, const memory::desc& to, const dnnl::primitive_attr& attr) {
-  if (from == to) return {};
-  dnnl::engine& eng = cpu_engine();
-  dnnl::reorder::primitive_desc pd(eng, from, eng, to, attr);
-  return {dnnl::reorder(pd), pd.scratchpad_desc()};
-}
 
 std::shared_ptr<const Plan> build_plan(const Conv2dShape& s, bool has_bias) {
   auto plan = std::make_shared<Plan>();
@@ -142,88 +103,10 @@ std::shared_ptr<const Plan> build_plan(const Conv2dShape& s, bool has_bias) {
   return plan;
 }
 
-// The most recently used plans, at most kCacheSize.
-class PlanCache {
- public:
-  std::shared_ptr<const Plan> get(const Key& key, const Conv2dShape& s, bool has_bias) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = index_.find(key);
-      if (it != index_.end()) {
-        lru_.splice(lru_.begin(), lru_, it->second);
-        return it->second->second;
-      }
-    }
-    // Built unlocked: other problems' calls go on meanwhile. Two threads may
-    // build the same plan; the second one is dropped.
-    std::shared_ptr<const Plan> plan = build_plan(s, has_bias);
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = index_.find(key);
-    if (it != index_.end()) return it->second->second;
-    lru_.emplace_front(key, plan);
-    index_.emplace(key, lru_.begin());
-    if (lru_.size() > kCacheSize) {
-      index_.erase(lru_.back().first);
-      lru_.pop_back();  // a thread still running it holds its own reference
-    }
-    return plan;
-  }
-
- private:
-  static constexpr size_t kCacheSize = 64;
-  std::mutex mu_;
-  std::list<std::pair<Key, std::shared_ptr<const Plan>>> lru_;  // most recent first
-  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Plan>>>::iterator, KeyHash> index_;
-};
-
-PlanCache& plan_cache() {
-  static PlanCache cache;
+support::PlanCache<18, Plan>& plan_cache() {
+  static support::PlanCache<18, Plan> cache;
   return cache;
 }
-
-// A per-thread block that grows to the largest request; blocks above kKeep
-// bytes are given back after the call, so one huge convolution does not pin
-// its buffers on every thread that ran it.
-class Buffer {
- public:
-  static constexpr size_t kKeep = size_t{16} << 20;
-  Buffer() = default;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  ~Buffer() { aligned_free(ptr_); }
-  void* get(size_t bytes) {
-    if (bytes > size_) {
-      aligned_free(ptr_);
-      ptr_ = nullptr;
-      size_ = 0;
-      ptr_ = aligned_malloc(bytes);
-      if (ptr_ == nullptr) throw std::bad_alloc();
-      size_ = bytes;
-    }
-    return ptr_;
-  }
-  void trim() {
-    if (size_ > kKeep) {
-      aligned_free(ptr_);
-      ptr_ = nullptr;
-      size_ = 0;
-    }
-  }
-
- private:
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
-};
-
-struct ThreadBuffers {
-  Buffer x, w, y, scratch;
-  void trim() {
-    x.trim();
-    w.trim();
-    y.trim();
-    scratch.trim();
-  }
-};
 
 // Fits oneDNN's int-sized internals and our size_t byte counts.
 bool small_enough(const Conv2dShape& s) {
@@ -251,37 +134,23 @@ bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const floa
   const Key key{s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups,
                 bias != nullptr, omp_get_max_threads()};
   try {
-    const std::shared_ptr<const Plan> plan = plan_cache().get(key, s, bias != nullptr);
+    const std::shared_ptr<const Plan> plan = plan_cache().get(key, [&] { return build_plan(s, bias != nullptr); });
     if (!plan->ok) return false;
-    dnnl::engine& eng = cpu_engine();
-    dnnl::stream& strm = thread_stream();
-    thread_local ThreadBuffers buf;
-    struct Trim {  // on every exit, exceptions included
-      ThreadBuffers& b;
-      ~Trim() { b.trim(); }
-    } trim{buf};
-    size_t scratch_bytes = 0;
-    for (const Step* st : {&plan->conv, &plan->x_in, &plan->w_in, &plan->y_out})
-      if (*st) scratch_bytes = std::max(scratch_bytes, st->scratch.get_size());
-    void* scratch = scratch_bytes ? buf.scratch.get(scratch_bytes) : nullptr;
-    auto run = [&](const Step& st, std::unordered_map<int, memory> args) {
-      if (st.scratch.get_size() != 0) args.emplace(DNNL_ARG_SCRATCHPAD, memory(st.scratch, eng, scratch));
-      st.prim.execute(strm, args);
-    };
-    // oneDNN reads, never writes, src and weights: the const_casts are for its API.
-    memory x_user(plan->x_user, eng, const_cast<float*>(x));
-    memory w_user(plan->w_user, eng, const_cast<float*>(w));
-    memory y_user(plan->y_user, eng, out);
-    memory x_conv = plan->x_in ? memory(plan->x_conv, eng, buf.x.get(plan->x_conv.get_size())) : x_user;
-    memory w_conv = plan->w_in ? memory(plan->w_conv, eng, buf.w.get(plan->w_conv.get_size())) : w_user;
-    memory y_conv = plan->y_out ? memory(plan->y_conv, eng, buf.y.get(plan->y_conv.get_size())) : y_user;
-    if (plan->x_in) run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
-    if (plan->w_in) run(plan->w_in, {{DNNL_ARG_FROM, w_user}, {DNNL_ARG_TO, w_conv}});
+    support::Runner r({&plan->conv, &plan->x_in, &plan->w_in, &plan->y_out});
+    // oneDNN reads, never writes, src, weights and bias: the const_casts are for its API.
+    const memory x_user = r.wrap(plan->x_user, const_cast<float*>(x));
+    const memory w_user = r.wrap(plan->w_user, const_cast<float*>(w));
+    const memory y_user = r.wrap(plan->y_user, out);
+    const memory x_conv = r.stage(plan->x_in, plan->x_conv, 0, x_user);
+    const memory w_conv = r.stage(plan->w_in, plan->w_conv, 1, w_user);
+    const memory y_conv = r.stage(plan->y_out, plan->y_conv, 2, y_user);
+    if (plan->x_in) r.run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
+    if (plan->w_in) r.run(plan->w_in, {{DNNL_ARG_FROM, w_user}, {DNNL_ARG_TO, w_conv}});
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_conv}, {DNNL_ARG_WEIGHTS, w_conv}, {DNNL_ARG_DST, y_conv}};
-    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(plan->bias, eng, const_cast<float*>(bias)));
-    run(plan->conv, std::move(args));
-    if (plan->y_out) run(plan->y_out, {{DNNL_ARG_FROM, y_conv}, {DNNL_ARG_TO, y_user}});
-    strm.wait();
+    if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, r.wrap(plan->bias, const_cast<float*>(bias)));
+    r.run(plan->conv, std::move(args));
+    if (plan->y_out) r.run(plan->y_out, {{DNNL_ARG_FROM, y_conv}, {DNNL_ARG_TO, y_user}});
+    r.wait();
     return true;
   } catch (const dnnl::error&) {
     return false;  // the caller recomputes the whole output
