@@ -4,7 +4,6 @@ CPU supports runs, TESSERA_CPU_ISA forces a lower one and refuses a bad one.
 Each level runs in a child process (the plugin loads once per process), and
 every level's results are checked against NumPy and against each other."""
 import os
-import platform
 import subprocess
 import sys
 
@@ -12,7 +11,7 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-LEVELS = ["baseline", "avx2", "avx512"]
+from cpu_levels import ALL_LEVELS as LEVELS, supported_levels  # noqa: E402
 
 # Ops over lengths that are no multiple of any vector width (tails) and over
 # special values; float16/bfloat16 results are exported as float32 (exact).
@@ -45,39 +44,6 @@ inputs = {"in_x": x, "in_y": y, "in_p": p, "in_m": m, "in_w": w, "in_i": i, "in_
 np.savez(sys.argv[1], **{k: f32(v) for k, v in out.items()}, **inputs)
 print(T.info())
 """
-
-
-def cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def cpu_levels():
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return ["baseline"]
-    flags = cpu_flags()
-    levels = ["baseline"]
-    if {"avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt"} <= flags:
-        levels.append("avx2")
-        if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags:
-            levels.append("avx512")
-    return levels
-
-
-def built_levels():
-    """TESSERA_CPU_LEVELS of this build (tests/python/CMakeLists.txt passes it)."""
-    return os.environ.get("TSRTEST_CPU_LEVELS", ",".join(LEVELS)).split(",")
-
-
-def supported_levels():
-    """The levels that can run here, lowest first."""
-    return [lv for lv in cpu_levels() if lv in built_levels()]
 
 
 def run_child(tmp_path, level):

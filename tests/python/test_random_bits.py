@@ -15,11 +15,12 @@ of the plugin this CPU and build have runs in a child process (the plugin
 picks its level once, when it loads)."""
 import json
 import os
-import platform
 import subprocess
 import sys
 
 import pytest
+
+from cpu_levels import supported_levels
 
 np = pytest.importorskip("numpy")
 
@@ -315,27 +316,6 @@ print(T.info())
 # ---------------------------------------------------------------------------
 
 
-def cpu_levels():
-    if platform.machine() not in ("x86_64", "AMD64"):
-        return ["baseline"]
-    flags = set()
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
-    except OSError:
-        pass
-    levels = ["baseline"]
-    if {"avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt"} <= flags:
-        levels.append("avx2")
-        if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags:
-            levels.append("avx512")
-    return levels
-
-
-def levels_to_run():
-    """This CPU's levels that the build has (tests/python/CMakeLists.txt passes them)."""
-    built = os.environ.get("TSRTEST_CPU_LEVELS", "baseline,avx2,avx512").split(",")
-    return [lv for lv in cpu_levels() if lv in built]
 
 
 @pytest.fixture(scope="module")
@@ -344,7 +324,7 @@ def outputs(tmp_path_factory):
     spec = tmp / "cases.json"
     spec.write_text(json.dumps(CASES))
     got = {}
-    for level in levels_to_run():
+    for level in supported_levels():
         # Two threads whatever the machine's load, so that ranges split.
         env = dict(os.environ, TESSERA_CPU_ISA=level, OMP_NUM_THREADS="2", TESSERA_CPU_LOAD_AWARE="0")
         out = tmp / f"{level}.npz"
