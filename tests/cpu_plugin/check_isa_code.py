@@ -45,23 +45,27 @@ def check(objdump, path):
     if symbols.returncode != 0 or " F .text" not in symbols.stdout:
         print(f"{path}: no symbol table (stripped?); check the build tree's binary", file=sys.stderr)
         return None
-    dump = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", "-j", ".text", path],
-                          capture_output=True, text=True)
-    if dump.returncode != 0:
-        print(f"{path}: {objdump} failed: {dump.stderr.strip()}", file=sys.stderr)
-        return None
+    # Read line by line: a kernel plugin's listing is over a gigabyte of text,
+    # which held whole (about 2.8 GB of Python memory) competed with the tests
+    # running next to this one.
     bad = {}
     functions = 0
     current = None
-    for line in dump.stdout.splitlines():
-        m = HEADER.match(line)
-        if m:
-            current = None if CLONE.search(m.group(1)) else m.group(1)
-            functions += 1
-            continue
-        m = INSN.match(line)
-        if m and current is not None and not VARIANT.search(current) and offending(m.group(1), m.group(2)):
-            bad.setdefault(current, f"{m.group(1)} {m.group(2)}".strip())
+    with subprocess.Popen([objdump, "-d", "-C", "--no-show-raw-insn", "-j", ".text", path],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as dump:
+        for line in dump.stdout:
+            m = HEADER.match(line)
+            if m:
+                current = None if CLONE.search(m.group(1)) else m.group(1)
+                functions += 1
+                continue
+            m = INSN.match(line)
+            if m and current is not None and not VARIANT.search(current) and offending(m.group(1), m.group(2)):
+                bad.setdefault(current, f"{m.group(1)} {m.group(2)}".strip())
+        err = dump.stderr.read()
+    if dump.returncode != 0:
+        print(f"{path}: {objdump} failed: {err.strip()}", file=sys.stderr)
+        return None
     if functions == 0:
         print(f"{path}: objdump listed no functions", file=sys.stderr)
         return None
