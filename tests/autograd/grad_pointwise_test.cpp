@@ -5,6 +5,7 @@
 // not-differentiable ops' outputs never requiring grad.
 #include <tessera/autograd.h>
 #include <tessera/autograd/gradcheck.h>
+#include <tessera/ops/call.h>
 #include <tessera/tessera.h>
 
 #include <gtest/gtest.h>
@@ -442,6 +443,8 @@ TEST(GradPointwiseTernary, Clamp) {
       {"clamp_(min, max)", [](const VL& in) { return in[0].clone().clamp_(Opt(in[1]), Opt(in[2])); }},
       {"clamp_(-0.5, None)", [](const VL& in) { return in[0].clone().clamp_(OptS(-0.5), OptS()); }},
       {"clamp of transposed", [](const VL& in) { return in[0].t().clamp(Opt(in[2].t()), Opt()); }},
+      {"_clamp by name", [](const VL& in) { return ops::call("_clamp", {in[0], in[1], in[2]}).at(0); }},
+      {"_clamp_ by name", [](const VL& in) { return ops::call("_clamp_", {in[0].clone(), in[1], in[2]}).at(0); }},
       {"clamp_min", [](const VL& in) { return in[0].clamp_min(in[1]); }},
       {"clamp_min(number)", [](const VL& in) { return in[0].clamp_min(-0.3); }},
       {"clamp_min_", [](const VL& in) { return in[0].clone().clamp_min_(in[1]); }},

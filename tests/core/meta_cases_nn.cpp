@@ -1,6 +1,8 @@
 // Meta-versus-cpu cases of the nn ops.
 #include "meta_cases.h"
 
+#include <tessera/ops/call.h>
+
 namespace tessera::meta_cases {
 
 void add_nn_cases(CaseMap& c) {
@@ -25,6 +27,21 @@ void add_nn_cases(CaseMap& c) {
                                        ones({4}, on(d, kDouble)), "none")};
                    },
                    [](Device d) { return T{nll_loss(ones({4}, on(d)), ones({}, on(d, kLong)), std::nullopt, "sum")}; }};
+  // Every output mask: input gradient only (affine ones [0]), affine only, both.
+  c["_layer_norm_backward"] = {
+      [](Device d) {
+        return ops::call("_layer_norm_backward",
+                         {ones({2, 3, 4}, on(d)), ones({2, 3, 4}, on(d)), std::vector<int64_t>{3, 4}, std::monostate{}, 1e-5,
+                          true, false});
+      },
+      [](Device d) {
+        return ops::call("_layer_norm_backward", {ones({5, 4}, on(d, kHalf)), ones({5, 4}, on(d, kHalf)),
+                                                  std::vector<int64_t>{4}, ones({4}, on(d)), 1e-5, false, true});
+      },
+      [](Device d) {
+        return ops::call("_layer_norm_backward", {ones({0, 4}, on(d, kDouble)), ones({0, 4}, on(d, kDouble)),
+                                                  std::vector<int64_t>{4}, ones({4}, on(d, kDouble)), 0.1, true, true});
+      }};
   c["_nll_loss_smoothed"] = {[](Device d) {
     return T{cross_entropy(ones({3, 4}, on(d)), ones({3}, on(d, kLong)), std::nullopt, "none", -100, 0.1)};
   }};

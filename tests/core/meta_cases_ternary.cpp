@@ -1,6 +1,8 @@
 // Meta-versus-cpu cases of the ternary ops.
 #include "meta_cases.h"
 
+#include <tessera/ops/call.h>
+
 namespace tessera::meta_cases {
 
 void add_ternary_cases(CaseMap& c) {
@@ -23,6 +25,18 @@ void add_ternary_cases(CaseMap& c) {
       [](Device d) {
         return std::vector<Tensor>{clamp(ones({0, 3}, on(d, kByte)), std::nullopt, ones({2, 1, 1}, on(d, kChar)))};
       }};
+  // _clamp by name, promoting over all three; and through clamp, which runs it
+  // (both bounds, self's dtype).
+  c["_clamp"] = {
+      [](Device d) {
+        return ops::call("_clamp", {ones({2, 3}, on(d, kInt)), ones({3}, on(d, kDouble)), ones({2, 1}, on(d))});
+      },
+      [](Device d) { return std::vector<Tensor>{clamp(ones({0, 3}, on(d, kHalf)), Scalar(0), Scalar(2.5))}; }};
+  c["_clamp_"] = {[](Device d) {
+    Tensor x = ones({2, 3}, on(d, kFloat));
+    x.clamp_(ones({3}, on(d)), ones({2, 1}, on(d)));
+    return std::vector<Tensor>{x};
+  }};
   c["clamp_"] = {[](Device d) {
     Tensor x = ones({2, 3}, on(d, kDouble));
     x.clamp_(ones({3}, on(d)), ones({2, 1}, on(d)));

@@ -9,6 +9,8 @@
 #include <tessera/testing.h>
 #include <tessera/tessera.h>
 
+#include "kernel_log.h"
+
 #include <string>
 #include <vector>
 
@@ -16,24 +18,8 @@ using namespace tessera;
 
 namespace {
 
-// The plugin kernels one call of f runs, in order ("add", "copy_", ...).
-template <class F>
-std::vector<std::string> kernels_of(F&& f) {
-  std::vector<std::string> ran;
-  tessera::testing::set_kernel_recorder(
-      [](void* ctx, const char* op, const char*, ScalarType) { static_cast<std::vector<std::string>*>(ctx)->push_back(op); },
-      &ran);
-  try {
-    f();
-  } catch (...) {
-    tessera::testing::set_kernel_recorder(nullptr, nullptr);
-    throw;
-  }
-  tessera::testing::set_kernel_recorder(nullptr, nullptr);
-  return ran;
-}
-
-using Names = std::vector<std::string>;
+using tsrtest::kernels_of;
+using tsrtest::Names;
 
 }  // namespace
 

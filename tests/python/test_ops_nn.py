@@ -284,6 +284,108 @@ def test_layer_norm_bfloat16_and_errors():
         tessera.layer_norm(to_t(np.ones((2, 3), np.int64)), [3])
 
 
+def ref_layer_norm_grads(x, k, w, g, eps):
+    """layer_norm's gradients for upstream g, by the textbook formula in float64."""
+    x, g = np.asarray(x, np.float64), np.asarray(g, np.float64)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    lead = tuple(range(x.ndim - k))
+    xc = x - x.mean(axis=axes, keepdims=True)
+    rstd = 1.0 / np.sqrt((xc * xc).mean(axis=axes, keepdims=True) + eps)
+    xhat = xc * rstd
+    gh = g if w is None else g * np.asarray(w, np.float64)
+    gx = rstd * (gh - gh.mean(axis=axes, keepdims=True) - xhat * (gh * xhat).mean(axis=axes, keepdims=True))
+    return gx, (g * xhat).sum(axis=lead), g.sum(axis=lead)
+
+
+def layer_norm_grads(x, ns, w, b, g, eps, create_graph=False, want=(True, True, True)):
+    leaves = [t.requires_grad_(r) if t is not None else None for t, r in zip((x, w, b), want)]
+    y = tessera.layer_norm(leaves[0], ns, leaves[1], leaves[2], eps)
+    needed = [t for t in leaves if t is not None and t.requires_grad]
+    return tessera.autograd.grad([y], needed, [g], create_graph=create_graph)
+
+
+# Shapes around the CPU kernel's blocking: fewer rows than its 16 blocks, rows
+# that do not divide evenly, rows longer than one vector, normalized shapes of
+# one and two dims, and a row of one element.
+LN_BACKWARD_CASES = [((4, 5, 6), [5, 6]), ((37, 19), [19]), ((3, 1100), [1100]), ((2, 3, 33), [33]), ((5, 1), [1]),
+                     ((16, 64), [64]), ((0, 7), [7])]
+
+
+@pytest.mark.parametrize("shape,ns", LN_BACKWARD_CASES)
+@pytest.mark.parametrize("affine", ["none", "weight", "both"])
+def test_layer_norm_backward_against_numpy(shape, ns, affine):
+    rng = np.random.default_rng(len(shape) * 100 + shape[-1])
+    x = rng.standard_normal(shape)
+    g = rng.standard_normal(shape)
+    w = rng.standard_normal(ns) if affine != "none" else None
+    b = rng.standard_normal(ns) if affine == "both" else None
+    k = len(ns)
+    gx, gw, gb = ref_layer_norm_grads(x, k, w, g, 1e-5)
+    for dtype, tol in [(np.float64, 1e-10), (np.float32, 2e-4), (np.float16, 3e-2)]:
+        grads = layer_norm_grads(to_t(x.astype(dtype)), ns, None if w is None else to_t(w.astype(dtype)),
+                                 None if b is None else to_t(b.astype(dtype)), to_t(g.astype(dtype)), 1e-5)
+        # Inputs rounded to the dtype: compare with the reference of the rounded values.
+        xr, gr = x.astype(dtype).astype(np.float64), g.astype(dtype).astype(np.float64)
+        wr = None if w is None else w.astype(dtype).astype(np.float64)
+        rx, rw, rb = ref_layer_norm_grads(xr, k, wr, gr, 1e-5)
+        scale = max(1.0, float(np.abs(rx).max(initial=0)))
+        np.testing.assert_allclose(to_np(grads[0]), rx, rtol=tol, atol=tol * scale, err_msg=str(dtype))
+        if w is not None:
+            np.testing.assert_allclose(to_np(grads[1]), rw, rtol=tol, atol=tol * max(1.0, shape[0]), err_msg=str(dtype))
+        if b is not None:
+            np.testing.assert_allclose(to_np(grads[2]), rb, rtol=tol, atol=tol * max(1.0, shape[0]), err_msg=str(dtype))
+    del gx, gw, gb
+
+
+@pytest.mark.parametrize("want", [(True, False, False), (False, True, False), (False, False, True), (True, True, False)])
+def test_layer_norm_backward_fused_matches_the_composed_formula(want):
+    """Without create_graph one _layer_norm_backward kernel runs; with it, the
+    differentiable composition. Both give the same gradients, for any subset of
+    the inputs that require grad."""
+    rng = np.random.default_rng(7)
+    x, g = rng.standard_normal((37, 24)), rng.standard_normal((37, 24))
+    w, b = rng.standard_normal(24), rng.standard_normal(24)
+
+    def run(create_graph):
+        return layer_norm_grads(to_t(x), [24], to_t(w), to_t(b), to_t(g), 1e-3, create_graph, want)
+
+    fused, composed = run(False), run(True)
+    assert len(fused) == len(composed) == sum(want)
+    for a, c in zip(fused, composed):
+        np.testing.assert_allclose(to_np(a), to_np(c), rtol=1e-11, atol=1e-11)
+
+
+def test_layer_norm_backward_by_name_masks_and_errors():
+    rng = np.random.default_rng(3)
+    x, g, w = rng.standard_normal((6, 5)), rng.standard_normal((6, 5)), rng.standard_normal(5)
+    op = tessera.ops._layer_norm_backward
+    gx, gw, gb = op(to_t(g), to_t(x), [5], to_t(w), 1e-5, True, True)
+    rx, rw, rb = ref_layer_norm_grads(x, 1, w, g, 1e-5)
+    for got, want in [(gx, rx), (gw, rw), (gb, rb)]:
+        np.testing.assert_allclose(to_np(got), want, rtol=1e-10, atol=1e-10)
+    # An output not asked for has shape [0].
+    gx, gw, gb = op(to_t(g), to_t(x), [5], None, 1e-5, False, True)
+    assert tuple(gx.shape) == (0,) and tuple(gw.shape) == (5,) and tuple(gb.shape) == (5,)
+    gx, gw, gb = op(to_t(g), to_t(x), [5], None, 1e-5, True, False)
+    assert tuple(gx.shape) == (6, 5) and tuple(gw.shape) == (0,) and tuple(gb.shape) == (0,)
+    # No rows: the affine gradients are zeros.
+    _, gw, gb = op(to_t(np.zeros((0, 5))), to_t(np.zeros((0, 5))), [5], None, 1e-5, True, True)
+    assert to_np(gw).tolist() == [0.0] * 5 and to_np(gb).tolist() == [0.0] * 5
+    with pytest.raises(ValueError, match=r"_layer_norm_backward: expected grad_output of the input's shape"):
+        op(to_t(g[:3]), to_t(x), [5], None, 1e-5, True, True)
+    with pytest.raises(ValueError, match=r"_layer_norm_backward: expected input with shape \[\*, 4\]"):
+        op(to_t(g), to_t(x), [4], None, 1e-5, True, True)
+    with pytest.raises(ValueError, match=r"_layer_norm_backward: expected weight of shape \[5\]"):
+        op(to_t(g), to_t(x), [5], to_t(w[:4]), 1e-5, True, True)
+    with pytest.raises(TypeError, match="_layer_norm_backward: expected a floating input"):
+        op(to_t(g), to_t(np.ones((6, 5), np.int64)), [5], None, 1e-5, True, True)
+    # It has no derivative: a backward through a direct call says so.
+    xt = to_t(x).requires_grad_()
+    out = op(to_t(g), xt, [5], None, 1e-5, True, False)[0]
+    with pytest.raises(NotImplementedError, match="_layer_norm_backward: has no derivative"):
+        out.sum().backward()
+
+
 # ---------------------------------------------------------------------------
 # losses
 # ---------------------------------------------------------------------------

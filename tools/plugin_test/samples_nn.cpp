@@ -1,5 +1,5 @@
 // Samples of the nn family (docs/ops/nn.md): softmax over each dim, layer_norm
-// with and without affine parameters, the losses with their reductions,
+// with and without affine parameters, its backward with each output mask, the losses with their reductions,
 // weights and ignored targets, conv2d and pooling with strides, padding,
 // dilation, groups and ceil_mode.
 #include "samples.h"
@@ -53,6 +53,36 @@ void add_nn_samples() {
                                                       ints({5}), SampleArg::none(), SampleArg::none(), SampleArg::real(1e-5)}));
     return out;
   }, 20.0);
+  // _layer_norm_backward(grad_output, input, normalized_shape, weight, eps,
+  // input_grad, affine_grads): each output mask, with and without weight.
+  register_samples("_layer_norm_backward", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    auto finite = [&](std::vector<int64_t> shape) {
+      return SampleArg::tensor(contiguous(random_tensor(rng, std::move(shape), t, Domain::Finite)));
+    };
+    for (int mask = 1; mask < 4; ++mask) {
+      for (int weighted = 0; weighted < 2; ++weighted) {
+        const bool input_grad = (mask & 1) != 0, affine = (mask & 2) != 0;
+        out.push_back(make_sample(std::string("[4, 5, 6] over [5, 6]") + (weighted ? ", weight" : "") +
+                                      (input_grad ? ", input grad" : "") + (affine ? ", affine grads" : ""),
+                                  {finite({4, 5, 6}), finite({4, 5, 6}), ints({5, 6}),
+                                   weighted ? finite({5, 6}) : SampleArg::none(), SampleArg::real(1e-5),
+                                   SampleArg::boolean(input_grad), SampleArg::boolean(affine)}));
+      }
+    }
+    out.push_back(make_sample("[3, 1100] over [1100], weight, eps 0.1",
+                              {finite({3, 1100}), finite({3, 1100}), ints({1100}), finite({1100}), SampleArg::real(0.1),
+                               SampleArg::boolean(true), SampleArg::boolean(true)}));
+    out.push_back(make_sample("transposed [5, 6] over [5]",
+                              {SampleArg::tensor(transposed(rng, {6, 5}, t, Domain::Finite)),
+                               SampleArg::tensor(transposed(rng, {6, 5}, t, Domain::Finite)), ints({5}), SampleArg::none(),
+                               SampleArg::real(1e-5), SampleArg::boolean(true), SampleArg::boolean(true)}));
+    out.push_back(make_sample("[0, 4] over [4]", {finite({0, 4}), finite({0, 4}), ints({4}), finite({4}),
+                                                  SampleArg::real(1e-5), SampleArg::boolean(true), SampleArg::boolean(true)}));
+    return out;
+  }, 40.0);
   // nll_loss(self, target, weight, reduction, ignore_index) and the smoothed form (+ label_smoothing).
   for (const char* op : {"nll_loss", "_nll_loss_smoothed"}) {
     register_samples(op, [](const SampleContext& ctx) {

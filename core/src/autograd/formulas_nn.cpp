@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../checked_math.h"
+#include "../ops/ops.h"
 #include "formulas.h"
 
 namespace tessera::autograd {
@@ -88,6 +89,17 @@ variable_list layer_norm_backward(C& c) {
   const IntArrayRef rd(dims.data(), dims.size());
   const double inv_n = 1.0 / static_cast<double>(n);
   const Tensor g = c.grad();
+  // One fused kernel when this backward need not be differentiable again
+  // (no create_graph) and the device has it; else the composition below.
+  if (!is_grad_enabled()) {
+    const Tensor w = c.is_none(2) ? Tensor() : c.saved(2);
+    Tensor out[3];
+    if (ops::layer_norm_backward_fused(g, x, c.int_list(1), w, eps, c.needs_grad(0), c.needs_grad(1) || c.needs_grad(2),
+                                       out)) {
+      return {c.needs_grad(0) ? out[0] : Tensor(), c.needs_grad(1) ? out[1] : Tensor(),
+              c.needs_grad(2) ? out[2] : Tensor()};
+    }
+  }
   const Tensor xc = x - x.sum(rd, true) * inv_n;
   const Tensor rstd = ((xc * xc).sum(rd, true) * inv_n + eps).rsqrt();
   const Tensor xhat = xc * rstd;
@@ -492,6 +504,13 @@ void define_nn_derivatives() {
   define_derivative("softmax", {{0}, {}, {0}, &softmax_backward});
   define_derivative("log_softmax", {{0}, {}, {0}, &log_softmax_backward});
   define_derivative("layer_norm", {{0, 2, 3}, {0, 2}, {}, &layer_norm_backward});
+  // layer_norm's derivative calls it only when no graph is recorded; a graph
+  // through a direct call cannot be differentiated, and says so in backward.
+  define_derivative("_layer_norm_backward", {{0, 1, 3}, {}, {}, [](C&) -> variable_list {
+                      throw NotImplementedError(
+                          "_layer_norm_backward: has no derivative (layer_norm's own backward with create_graph=True "
+                          "composes differentiable ops instead)");
+                    }});
   define_derivative("nll_loss", {{0}, {1, 2}, {}, [](C& c) { return nll_backward(c, 0.0); }});
   define_derivative("_nll_loss_smoothed", {{0}, {1, 2}, {}, [](C& c) {
                       const double e = c.is_none(5) ? 0.0 : c.double_arg(5);

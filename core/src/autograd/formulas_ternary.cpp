@@ -75,6 +75,7 @@ void define_ternary_derivatives() {
                          c.needs_grad(2) ? -g * v * c.saved(1) / (t2 * t2) : none()};
                }});
   with_inplace("clamp", {{0, 1, 2}, {0, 1, 2}, {}, &clamp_grad});
+  with_inplace("_clamp", {{0, 1, 2}, {0, 1, 2}, {}, &clamp_grad});
   // clamp_min(self, min): self where self >= min, min where self < min.
   with_inplace("clamp_min", {{0, 1}, {0, 1}, {}, [](C& c) -> variable_list {
                  const Tensor x = c.saved(0);

@@ -1,6 +1,7 @@
 // Neural-network ops: softmax, log_softmax, layer_norm, losses, conv2d, pooling.
 //
-// Structured (plugin kernel): softmax, log_softmax, layer_norm, nll_loss (and
+// Structured (plugin kernel): softmax, log_softmax, layer_norm (and the fused
+// backward _layer_norm_backward that its derivative uses), nll_loss (and
 // its label-smoothed internal twin _nll_loss_smoothed), conv2d, max_pool2d,
 // avg_pool2d. Composite: mse_loss and cross_entropy. docs/ops/nn.md has the
 // kernel contracts.
@@ -9,6 +10,8 @@
 #include <algorithm>
 
 #include "../checked_math.h"
+#include "../device_registry.h"
+#include "../plugin_kernels.h"
 #include "../structured.h"
 #include "ops.h"
 
@@ -64,12 +67,8 @@ void softmax_meta(StructuredCall& c) {
 
 // ---- layer_norm ----
 
-void layer_norm_meta(StructuredCall& c) {
-  const Tensor& x = c.tensor_arg(0);
-  c.device = x.device();
-  const Operator& op = c.op();
-  check_floating(op, x, "input");
-  const IntArrayRef ns = c.arg(1).int_list();
+// input's trailing dims must be normalized_shape; returns its length k.
+int64_t check_normalized_shape(const Operator& op, const Tensor& x, IntArrayRef ns) {
   const int64_t k = static_cast<int64_t>(ns.size());
   TSR_CHECK(k >= 1, ValueError, op.name(), ": normalized_shape must have at least one dimension");
   bool match = x.dim() >= k;
@@ -80,26 +79,71 @@ void layer_norm_meta(StructuredCall& c) {
     throw ValueError(detail::str(op.name(), ": expected input with shape [*", dims, "] (normalized_shape=", ns,
                                  "), got input of shape ", x.sizes()));
   }
-  const ScalarType dt = x.scalar_type();
-  for (int i : {2, 3}) {
-    const IValue& a = c.arg(i);
-    if (a.is_none() || !a.tensor->defined()) {
-      c.set_none(i - 1);
-      continue;
-    }
-    const Tensor& p = *a.tensor;
-    const char* name = i == 2 ? "weight" : "bias";
-    TSR_CHECK(p.device() == x.device(), ValueError, op.name(), ": ", name, " is on ", p.device(), " but input is on ",
-              x.device());
-    TSR_CHECK(p.sizes().equals(ns), ValueError, op.name(), ": expected ", name, " of shape ", ns, " (normalized_shape), got ",
-              p.sizes());
-    check_floating(op, p, name);
-    c.set_tensor(i - 1, p.to(dt).contiguous());
+  return k;
+}
+
+// Schema argument `arg` (weight or bias, or None) as kernel argument `slot`:
+// contiguous, of normalized_shape, on x's device, in x's dtype.
+void set_affine(StructuredCall& c, int arg, int slot, const Tensor& x, IntArrayRef ns, const char* name) {
+  const Operator& op = c.op();
+  const IValue& a = c.arg(arg);
+  if (a.is_none() || !a.tensor->defined()) {
+    c.set_none(slot);
+    return;
   }
-  c.add_output(x.sizes(), dt);
+  const Tensor& p = *a.tensor;
+  TSR_CHECK(p.device() == x.device(), ValueError, op.name(), ": ", name, " is on ", p.device(), " but input is on ",
+            x.device());
+  TSR_CHECK(p.sizes().equals(ns), ValueError, op.name(), ": expected ", name, " of shape ", ns, " (normalized_shape), got ",
+            p.sizes());
+  check_floating(op, p, name);
+  c.set_tensor(slot, p.to(x.scalar_type()).contiguous());
+}
+
+void layer_norm_meta(StructuredCall& c) {
+  const Tensor& x = c.tensor_arg(0);
+  c.device = x.device();
+  check_floating(c.op(), x, "input");
+  const IntArrayRef ns = c.arg(1).int_list();
+  const int64_t k = check_normalized_shape(c.op(), x, ns);
+  set_affine(c, 2, 1, x, ns, "weight");
+  set_affine(c, 3, 2, x, ns, "bias");
+  c.add_output(x.sizes(), x.scalar_type());
   c.set_tensor(0, x.contiguous());
   c.set_int(3, k);
   c.set_float(4, c.arg(4).is_none() ? 1e-5 : c.arg(4).d);
+  c.dispatch_dtype = x.scalar_type();
+}
+
+// _layer_norm_backward(grad_output, input, normalized_shape, weight, eps,
+// input_grad, affine_grads): layer_norm's three gradients in one kernel; an
+// output not asked for has shape [0].
+void layer_norm_backward_meta(StructuredCall& c) {
+  const Operator& op = c.op();
+  const Tensor& g = c.tensor_arg(0);
+  const Tensor& x = c.tensor_arg(1);
+  c.device = common_device(c, {0, 1});
+  check_floating(op, x, "input");
+  check_floating(op, g, "grad_output");
+  TSR_CHECK(g.sizes().equals(x.sizes()), ValueError, op.name(), ": expected grad_output of the input's shape ", x.sizes(),
+            ", got ", g.sizes());
+  const IntArrayRef ns = c.arg(2).int_list();
+  const int64_t k = check_normalized_shape(op, x, ns);
+  set_affine(c, 3, 2, x, ns, "weight");
+  const bool input_grad = c.arg(5).b;
+  const bool affine_grads = c.arg(6).b;
+  const ScalarType dt = x.scalar_type();
+  static constexpr int64_t kZero = 0;  // shape [0]: an output not asked for
+  const IntArrayRef no_grad(&kZero, 1);
+  c.add_output(input_grad ? x.sizes() : no_grad, dt);
+  c.add_output(affine_grads ? ns : no_grad, dt);
+  c.add_output(affine_grads ? ns : no_grad, dt);
+  c.set_tensor(0, g.to(dt).contiguous());
+  c.set_tensor(1, x.contiguous());
+  c.set_int(3, k);
+  c.set_float(4, c.arg(4).is_none() ? 1e-5 : c.arg(4).d);
+  c.set_bool(5, input_grad);
+  c.set_bool(6, affine_grads);
   c.dispatch_dtype = dt;
 }
 
@@ -439,6 +483,11 @@ TSR_NN_STRUCTURED(layer_norm,
                   "layer_norm(Tensor input, int[] normalized_shape, Tensor? weight=None, Tensor? bias=None, "
                   "float eps=1e-05) -> Tensor",
                   &layer_norm_meta)
+TSR_NN_STRUCTURED(layer_norm_backward,
+                  "_layer_norm_backward(Tensor grad_output, Tensor input, int[] normalized_shape, Tensor? weight, "
+                  "float eps, bool input_grad, bool affine_grads) -> (Tensor grad_input, Tensor grad_weight, "
+                  "Tensor grad_bias)",
+                  &layer_norm_backward_meta)
 TSR_NN_STRUCTURED(nll_loss,
                   "nll_loss(Tensor self, Tensor target, Tensor? weight=None, str reduction=\"mean\", "
                   "int ignore_index=-100) -> Tensor",
@@ -471,8 +520,22 @@ constinit OpHandle op_cross_entropy{composite(kFamily,
 }  // namespace
 
 void declare_nn_ops() {
-  declare_now({&op_softmax, &op_log_softmax, &op_layer_norm, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
+  declare_now({&op_softmax, &op_log_softmax, &op_layer_norm, &op_layer_norm_backward, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
                &op_max_pool2d, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
+}
+
+bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
+                               const Tensor& weight, double eps, bool input_grad, bool affine_grads, Tensor (&out)[3]) {
+  const Operator& op = op_layer_norm_backward();
+  const bool runs = device_entry(input.device()).no_storage() ||
+                    find_plugin_kernel(op, input.device().type(), input.scalar_type()) != nullptr;
+  if (!runs) return false;
+  const IValue args[7] = {V::of(grad_output), V::of(input), V::of(normalized_shape),
+                          weight.defined() ? V::of(weight) : V::none(), V::of(eps), V::of(input_grad),
+                          V::of(affine_grads)};
+  Frame frame{args, 7, out, 3};
+  Dispatcher::instance().call(op, frame);
+  return true;
 }
 
 }  // namespace tessera::ops

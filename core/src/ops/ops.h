@@ -52,6 +52,15 @@ inline Tensor& call_inplace(Tensor& self, const Operator& op, const IValue (&arg
   return self;
 }
 
+/// layer_norm's gradients in one _layer_norm_backward call (nn.cpp): out[0]
+/// for input (shape [0] unless input_grad), out[1] and out[2] for weight and
+/// bias (normalized_shape; shape [0] unless affine_grads). `weight` undefined
+/// means None. Returns false, computing nothing, when input's device has no
+/// kernel for it in input's dtype (the caller composes the gradients instead).
+/// Errors as the op's (ValueError/TypeError naming _layer_norm_backward).
+bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
+                               const Tensor& weight, double eps, bool input_grad, bool affine_grads, Tensor (&out)[3]);
+
 /// A contiguous copy of `src` on device `to` (same dtype), moved by the plugins'
 /// copy functions, staged through the host when neither side is host memory.
 /// Errors name `op`.

@@ -1,10 +1,14 @@
-// Ternary pointwise ops: where, lerp, addcmul, addcdiv (structured: one kernel
-// over three broadcast operands) and clamp, clamp_min, clamp_max (composites of
-// maximum and minimum, so NaN propagates exactly as there), with their in-place
-// forms.
+// Ternary pointwise ops: where, lerp, addcmul, addcdiv, _clamp (structured: one
+// kernel over three broadcast operands) and clamp, clamp_min, clamp_max
+// (composites of maximum and minimum, so NaN propagates exactly as there; clamp
+// with both bounds runs as one _clamp pass where the device has its kernel),
+// with their in-place forms.
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
+#include "../device_registry.h"
+#include "../meta_helpers.h"
+#include "../plugin_kernels.h"
 #include "../structured.h"
 #include "ops.h"
 #include "out_target.h"
@@ -112,9 +116,44 @@ void addc_meta(StructuredCall& c) {
   c.dispatch_dtype = compute;
 }
 
+// _clamp(self, min, max) = minimum(maximum(self, min), max) in one pass, in the
+// dtype promoted over the three tensors; NaN in any operand gives NaN.
+template <bool InPlace>
+void clamp_both_meta(StructuredCall& c) {
+  const Tensor& a = c.tensor_arg(0);
+  const Tensor& lo = c.tensor_arg(1);
+  const Tensor& hi = c.tensor_arg(2);
+  c.device = common_device(c, {0, 1, 2});
+  const ScalarType compute =
+      result_type({a.unsafeGetTensorImpl(), lo.unsafeGetTensorImpl(), hi.unsafeGetTensorImpl()});
+  const DimVector shape = broadcast3(c.op(), a.sizes(), lo.sizes(), hi.sizes());
+  if constexpr (InPlace) {
+    add_inplace_output(c, a, shape, compute);
+  } else {
+    c.add_output(shape, compute);
+  }
+  c.set_tensor(0, cast_and_expand(a, compute, shape));
+  c.set_tensor(1, cast_and_expand(InPlace ? unaliased(lo, a) : lo, compute, shape));
+  c.set_tensor(2, cast_and_expand(InPlace ? unaliased(hi, a) : hi, compute, shape));
+  c.dispatch_dtype = compute;
+}
+
 const Tensor* opt_tensor(const IValue& v) {
   if (v.is_none()) return nullptr;
   return (v.tag == IValue::Tag::Tensor && v.tensor->defined()) ? v.tensor : nullptr;
+}
+
+extern constinit OpHandle op__clamp;
+
+// Whether clamp(self, lo, hi) may run as one _clamp pass: the composite's
+// dtype (promoted pairwise, self with lo, then with hi) is self's, which is
+// also _clamp's (promoted over all three), and the device can run it.
+bool fuses(const Tensor& self, const Tensor& lo, const Tensor& hi) {
+  const ScalarType t = self.scalar_type();
+  if (self.dim() == 0 || result_type({self.unsafeGetTensorImpl(), lo.unsafeGetTensorImpl()}) != t ||
+      result_type({self.unsafeGetTensorImpl(), hi.unsafeGetTensorImpl()}) != t)
+    return false;
+  return device_entry(self.device()).no_storage() || find_plugin_kernel(op__clamp(), self.device().type(), t) != nullptr;
 }
 
 // clamp(self, min=None, max=None) = minimum(maximum(self, min), max).
@@ -128,7 +167,10 @@ Tensor clamp_value(const Operator& op, const Tensor& self, const Tensor* lo, con
               self.device(), " and a bound on ", bound->device());
     (void)broadcast_shapes(op, self.sizes(), bound->sizes());
   }
-  if (lo != nullptr && hi != nullptr) (void)broadcast_shapes(op, lo->sizes(), hi->sizes());
+  if (lo != nullptr && hi != nullptr) {
+    (void)broadcast_shapes(op, lo->sizes(), hi->sizes());
+    if (fuses(self, *lo, *hi)) return call(op__clamp(), {IValue::of(self), IValue::of(*lo), IValue::of(*hi)});
+  }
   Tensor r = self;
   if (lo != nullptr) r = tessera::maximum(r, *lo);
   if (hi != nullptr) r = tessera::minimum(r, *hi);
@@ -149,8 +191,19 @@ void store_inplace(const Operator& op, Tensor& self, const Tensor& result) {
 void clamp_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   f.outputs[0] = clamp_value(op, *f.args[0].tensor, opt_tensor(f.args[1]), opt_tensor(f.args[2]));
 }
+extern constinit OpHandle op__clamp_;
+
 void clamp_inplace_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   Tensor self = *f.args[0].tensor;
+  const Tensor* lo = opt_tensor(f.args[1]);
+  const Tensor* hi = opt_tensor(f.args[2]);
+  // One pass straight into self when the bounds broadcast to self's shape.
+  if (self.defined() && lo != nullptr && hi != nullptr && fuses(self, *lo, *hi) &&
+      self.sizes().equals(broadcast3(op, self.sizes(), lo->sizes(), hi->sizes()))) {
+    const IValue args[3] = {IValue::of(self), IValue::of(*lo), IValue::of(*hi)};
+    f.outputs[0] = call(op__clamp_(), args);
+    return;
+  }
   store_inplace(op, self, clamp_value(op, self, opt_tensor(f.args[1]), opt_tensor(f.args[2])));
   f.outputs[0] = self;
 }
@@ -192,6 +245,10 @@ constinit OpHandle op_addcdiv{structured(kFamily,
 constinit OpHandle op_addcdiv_{inplace_variant(kFamily, op_addcdiv,
     "addcdiv_(Tensor(a!) self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor(a!)",
     &addc_meta<true, true>)};
+constinit OpHandle op__clamp{structured(kFamily,
+    "_clamp(Tensor self, Tensor min, Tensor max) -> Tensor", kPointwise, &clamp_both_meta<false>)};
+constinit OpHandle op__clamp_{inplace_variant(kFamily, op__clamp,
+    "_clamp_(Tensor(a!) self, Tensor min, Tensor max) -> Tensor(a!)", &clamp_both_meta<true>)};
 constinit OpHandle op_clamp{composite(kFamily,
     "clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", 0, &clamp_kernel)};
 constinit OpHandle op_clamp_{composite(kFamily,
@@ -209,7 +266,7 @@ constinit OpHandle op_clamp_max_{composite(kFamily,
 
 void declare_ternary_ops() {
   declare_now({&op_where, &op_where_, &op_lerp, &op_lerp_, &op_addcmul, &op_addcmul_, &op_addcdiv, &op_addcdiv_,
-               &op_clamp, &op_clamp_, &op_clamp_min, &op_clamp_min_, &op_clamp_max, &op_clamp_max_});
+               &op__clamp, &op__clamp_, &op_clamp, &op_clamp_, &op_clamp_min, &op_clamp_min_, &op_clamp_max, &op_clamp_max_});
 }
 
 }  // namespace tessera::ops
@@ -267,10 +324,10 @@ Tensor clamp_min(const Tensor& self, const Scalar& min) { return clamp_min(self,
 Tensor clamp_max(const Tensor& self, const Tensor& max) { return call(ops::op_clamp_max(), {V::of(self), V::of(max)}); }
 Tensor clamp_max(const Tensor& self, const Scalar& max) { return clamp_max(self, num(max, self)); }
 Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Tensor>& min, const std::optional<Tensor>& max) {
-  return ops::out_form("clamp", out, [&] { return clamp(self, min, max); });
+  return ops::out_form("_clamp", out, [&] { return clamp(self, min, max); }, "clamp");
 }
 Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max) {
-  return ops::out_form("clamp", out, [&] { return clamp(self, min, max); });
+  return ops::out_form("_clamp", out, [&] { return clamp(self, min, max); }, "clamp");
 }
 Tensor& clamp_min_out(Tensor& out, const Tensor& self, const Tensor& min) {
   return ops::out_form("clamp_min", out, [&] { return clamp_min(self, min); });

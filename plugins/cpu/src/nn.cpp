@@ -1,4 +1,4 @@
-// softmax, log_softmax, layer_norm, nll_loss (docs/ops/nn.md); conv2d and the
+// softmax, log_softmax, layer_norm and its backward, nll_loss (docs/ops/nn.md); conv2d and the
 // pools are in nn_conv.cpp.
 #include "isa.hpp"
 #include "common.hpp"
@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #ifdef __linux__
@@ -120,6 +121,46 @@ inline double lane_total(const double (&lane)[8]) {
   return ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
 }
 
+// A row's mean and 1/sqrt(var + eps). Two passes
+// in double: the mean, then the centred sum of squares (no cancellation, unlike
+// E[x^2] - E[x]^2). Each pass keeps kLanes independent sums, so it vectorizes
+// (a single running sum is a chain GCC must not reorder); the order is fixed,
+// so are the bits.
+template <typename T, typename A>
+inline void row_stats(const T* xr, int64_t m, double eps, A& mean_out, A& rstd_out) {
+  constexpr int64_t kLanes = 8;
+  const int64_t body = m - m % kLanes;
+  double lane[kLanes] = {};
+  for (int64_t i = 0; i < body; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(static_cast<A>(xr[i + j]));
+  }
+  for (int64_t i = body; i < m; ++i) lane[i - body] += static_cast<double>(static_cast<A>(xr[i]));
+  const double mean = lane_total(lane) / static_cast<double>(m);
+  std::fill(lane, lane + kLanes, 0.0);
+  for (int64_t i = 0; i < body; i += kLanes) {
+    for (int64_t j = 0; j < kLanes; ++j) {
+      const double d = static_cast<double>(static_cast<A>(xr[i + j])) - mean;
+      lane[j] += d * d;
+    }
+  }
+  for (int64_t i = body; i < m; ++i) {
+    const double d = static_cast<double>(static_cast<A>(xr[i])) - mean;
+    lane[i - body] += d * d;
+  }
+  const double ss = lane_total(lane);
+  rstd_out = static_cast<A>(1.0 / std::sqrt(ss / static_cast<double>(m) + eps));
+  mean_out = static_cast<A>(mean);
+}
+
+// Number of normalized elements per row (the trailing k dims of x).
+int64_t normalized_size(const DLTensor& x, int64_t k) {
+  if (k < 1 || k > x.ndim) invalid("normalized_ndim " + std::to_string(k) + " out of range");
+  if (!is_dense(x)) invalid("input must be contiguous");
+  int64_t m = 1;
+  for (int32_t d = x.ndim - static_cast<int32_t>(k); d < x.ndim; ++d) m *= x.shape[d];
+  return m;
+}
+
 void layer_norm_kernel(const TsrKernelCall& call) {
   const DLTensor& x = tensor_arg(call, 0, "input", call.dtype);
   const DLTensor* w = opt_tensor(call, 1, "weight", call.dtype);
@@ -128,10 +169,7 @@ void layer_norm_kernel(const TsrKernelCall& call) {
   const double eps = float_arg(call, 4, "eps");
   DLTensor& out = output(call, 0, call.dtype);
   check_same_shape(x, "input", out, "out");
-  if (k < 1 || k > x.ndim) invalid("normalized_ndim " + std::to_string(k) + " out of range");
-  if (!is_dense(x)) invalid("input must be contiguous");
-  int64_t m = 1;
-  for (int32_t d = x.ndim - static_cast<int32_t>(k); d < x.ndim; ++d) m *= x.shape[d];
+  const int64_t m = normalized_size(x, k);
   const int64_t total = sdk::numel(x);
   if (total == 0) return;
   for (const DLTensor* p : {w, b}) {
@@ -152,32 +190,8 @@ void layer_norm_kernel(const TsrKernelCall& call) {
         for (int64_t r = r0; r < r1; ++r) {
           const T* xr = in + r * m;
           T* yr = o + r * m;
-          // Two passes in double: the mean, then the centred sum of squares
-          // (no cancellation, unlike E[x^2] - E[x]^2). Each pass keeps
-          // kLanes independent sums, so it vectorizes (a single running sum is
-          // a chain GCC must not reorder); the order is fixed, so are the bits.
-          constexpr int64_t kLanes = 8;
-          const int64_t body = m - m % kLanes;
-          double lane[kLanes] = {};
-          for (int64_t i = 0; i < body; i += kLanes) {
-            for (int64_t j = 0; j < kLanes; ++j) lane[j] += static_cast<double>(static_cast<A>(xr[i + j]));
-          }
-          for (int64_t i = body; i < m; ++i) lane[i - body] += static_cast<double>(static_cast<A>(xr[i]));
-          const double mean = lane_total(lane) / static_cast<double>(m);
-          std::fill(lane, lane + kLanes, 0.0);
-          for (int64_t i = 0; i < body; i += kLanes) {
-            for (int64_t j = 0; j < kLanes; ++j) {
-              const double d = static_cast<double>(static_cast<A>(xr[i + j])) - mean;
-              lane[j] += d * d;
-            }
-          }
-          for (int64_t i = body; i < m; ++i) {
-            const double d = static_cast<double>(static_cast<A>(xr[i])) - mean;
-            lane[i - body] += d * d;
-          }
-          const double ss = lane_total(lane);
-          const A rstd = static_cast<A>(1.0 / std::sqrt(ss / static_cast<double>(m) + eps));
-          const A am = static_cast<A>(mean);
+          A am, rstd;
+          row_stats<T, A>(xr, m, eps, am, rstd);
           for (int64_t i = 0; i < m; ++i) {
             A v = (static_cast<A>(xr[i]) - am) * rstd;
             if (wp) v *= static_cast<A>(wp[i]);
@@ -186,6 +200,149 @@ void layer_norm_kernel(const TsrKernelCall& call) {
           }
         }
       });
+    }
+  });
+}
+
+// _layer_norm_backward. Per row, with xc = x - mean, xhat = xc * rstd and
+// gh = grad * weight (or grad):
+//   grad_input = rstd * (gh - mean(gh) - xhat * mean(gh * xhat))
+//              = rstd * gh - rstd^3 * mean(gh * xc) * xc - rstd * mean(gh)
+// and over rows grad_weight = sum grad * xhat, grad_bias = sum grad. The row
+// statistics are recomputed (two passes, in float for float16/bfloat16/float32:
+// they differ from the forward's double ones by rounding only). Sums use
+// `omp simd` reductions: fixed for a build and ISA level, not across levels.
+// The rows are cut into a fixed number of blocks (independent of the thread
+// count, so are the sums' order and bits); each block sums its rows' weight and
+// bias gradients into its own buffer, and the buffers are added in block order.
+template <typename T, bool kWeight, bool kAffine, bool kInput>
+void layer_norm_backward_rows(const T* gp, const T* xp, const T* wp, T* gxp, acc_float_t<T>* partial, int64_t m,
+                              int64_t r0, int64_t r1, double eps) {
+  using A = acc_float_t<T>;
+  A* pw = partial;
+  A* pb = kAffine ? partial + m : nullptr;
+  const A inv_m = A(1) / static_cast<A>(m);
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* xr = xp + r * m;
+    const T* gr = gp + r * m;
+    A sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < m; ++i) sum += static_cast<A>(xr[i]);
+    const A mean = sum * inv_m;
+    A ss = 0;
+#pragma omp simd reduction(+ : ss)
+    for (int64_t i = 0; i < m; ++i) {
+      const A d = static_cast<A>(xr[i]) - mean;
+      ss += d * d;
+    }
+    const A rstd = static_cast<A>(1.0 / std::sqrt(static_cast<double>(ss * inv_m) + eps));
+    A t1 = 0, t2 = 0;
+#pragma omp simd reduction(+ : t1, t2)
+    for (int64_t i = 0; i < m; ++i) {
+      const A gv = static_cast<A>(gr[i]);
+      const A xc = static_cast<A>(xr[i]) - mean;
+      if constexpr (kAffine) {
+        pw[i] += gv * (xc * rstd);
+        pb[i] += gv;
+      }
+      const A gh = kWeight ? gv * static_cast<A>(wp[i]) : gv;
+      t1 += gh;
+      t2 += gh * xc;
+    }
+    if constexpr (kInput) {
+      const A cx = -rstd * rstd * rstd * t2 * inv_m;
+      const A c0 = -rstd * t1 * inv_m;
+      T* gxr = gxp + r * m;
+#pragma omp simd
+      for (int64_t i = 0; i < m; ++i) {
+        const A gv = static_cast<A>(gr[i]);
+        const A gh = kWeight ? gv * static_cast<A>(wp[i]) : gv;
+        gxr[i] = convert<T>(rstd * gh + cx * (static_cast<A>(xr[i]) - mean) + c0);
+      }
+    }
+  }
+}
+
+void layer_norm_backward_kernel(const TsrKernelCall& call) {
+  const DLTensor& g = tensor_arg(call, 0, "grad_output", call.dtype);
+  const DLTensor& x = tensor_arg(call, 1, "input", call.dtype);
+  const DLTensor* w = opt_tensor(call, 2, "weight", call.dtype);
+  const int64_t k = int_arg(call, 3, "normalized_ndim");
+  const double eps = float_arg(call, 4, "eps");
+  const bool input_grad = bool_arg(call, 5, "input_grad");
+  const bool affine_grads = bool_arg(call, 6, "affine_grads");
+  DLTensor& gx = output(call, 0, call.dtype);
+  DLTensor& gw = output(call, 1, call.dtype);
+  DLTensor& gb = output(call, 2, call.dtype);
+  check_same_shape(g, "grad_output", x, "input");
+  if (k < 1 || k > x.ndim) invalid("normalized_ndim " + std::to_string(k) + " out of range");
+  int64_t m = 1;
+  for (int32_t d = x.ndim - static_cast<int32_t>(k); d < x.ndim; ++d) m *= x.shape[d];
+  const int64_t total = sdk::numel(x);
+  // Without elements the strides say nothing (contiguous() keeps any).
+  if (total != 0 && (!is_dense(x) || !is_dense(g))) invalid("input and grad_output must be contiguous");
+  if (input_grad) check_same_shape(gx, "grad_input", x, "input");
+  if (w && (sdk::numel(*w) != m || !is_dense(*w))) invalid("weight must be dense with normalized_shape's size");
+  for (const DLTensor* p : {&gx, &gw, &gb}) {
+    if (sdk::numel(*p) != 0 && !is_dense(*p)) invalid("outputs must be contiguous");
+  }
+  if (affine_grads && (sdk::numel(gw) != m || sdk::numel(gb) != m))
+    invalid("grad_weight and grad_bias must have normalized_shape's size");
+  const int64_t rows = m == 0 ? 0 : total / m;
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("_layer_norm_backward needs a floating dtype");
+    } else {
+      using A = acc_float_t<T>;
+      const T* gp = reinterpret_cast<const T*>(data_ptr(g));
+      const T* xp = reinterpret_cast<const T*>(data_ptr(x));
+      const T* wp = w ? reinterpret_cast<const T*>(data_ptr(*w)) : nullptr;
+      T* gxp = input_grad ? reinterpret_cast<T*>(data_ptr(gx)) : nullptr;
+      // At most 16 blocks, fewer when their buffers (2 m values each) would
+      // pass 64 MiB; without weight and bias gradients, one block per row.
+      const int64_t blocks =
+          affine_grads ? std::max<int64_t>(1, std::min<int64_t>({rows, 16, (int64_t{4} << 20) / std::max<int64_t>(m, 1)}))
+                       : std::max<int64_t>(1, rows);
+      std::vector<A> partial(affine_grads ? static_cast<size_t>(2 * blocks * m) : 0, A(0));
+      const int64_t rows_per_block = rows == 0 ? 1 : (rows + blocks - 1) / blocks;
+      const int64_t used = rows == 0 ? 0 : (rows + rows_per_block - 1) / rows_per_block;
+      const int64_t grain = std::max<int64_t>(1, kGrain / std::max<int64_t>(1, m * rows_per_block));
+      auto run = [&](auto weight, auto affine, auto input) {
+        parallel_for(used, grain, [&](int64_t b0, int64_t b1) {
+          for (int64_t blk = b0; blk < b1; ++blk) {
+            layer_norm_backward_rows<T, decltype(weight)::value, decltype(affine)::value, decltype(input)::value>(
+                gp, xp, wp, gxp, affine_grads ? partial.data() + 2 * blk * m : nullptr, m, blk * rows_per_block,
+                std::min(rows, (blk + 1) * rows_per_block), eps);
+          }
+        });
+      };
+      using Yes = std::true_type;
+      using No = std::false_type;
+      if (affine_grads) {
+        if (input_grad) {
+          wp ? run(Yes{}, Yes{}, Yes{}) : run(No{}, Yes{}, Yes{});
+        } else {
+          run(No{}, Yes{}, No{});  // the weight only scales grad_input
+        }
+      } else if (input_grad) {
+        wp ? run(Yes{}, No{}, Yes{}) : run(No{}, No{}, Yes{});
+      }
+      if (affine_grads) {
+        T* gwp = reinterpret_cast<T*>(data_ptr(gw));
+        T* gbp = reinterpret_cast<T*>(data_ptr(gb));
+        parallel_for(m, kGrain, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            A sw = 0, sb = 0;
+            for (int64_t blk = 0; blk < used; ++blk) {
+              sw += partial[static_cast<size_t>(2 * blk * m + i)];
+              sb += partial[static_cast<size_t>(2 * blk * m + m + i)];
+            }
+            gwp[i] = convert<T>(sw);
+            gbp[i] = convert<T>(sb);
+          }
+        });
+      }
     }
   });
 }
@@ -264,6 +421,7 @@ void register_nn_kernels(const sdk::Host& host) {
       {"softmax", kFloatMask, &kernel_entry<&softmax_impl<false>>},
       {"log_softmax", kFloatMask, &kernel_entry<&softmax_impl<true>>},
       {"layer_norm", kFloatMask, &kernel_entry<&layer_norm_kernel>},
+      {"_layer_norm_backward", kFloatMask, &kernel_entry<&layer_norm_backward_kernel>},
       {"nll_loss", kFloatMask, &kernel_entry<&nll_loss_kernel>},
       {"_nll_loss_smoothed", kFloatMask, &kernel_entry<&nll_loss_kernel>},
       {"conv2d", kFloatMask, &kernel_entry<&nn::conv2d_kernel>},

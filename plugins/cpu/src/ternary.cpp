@@ -1,6 +1,6 @@
-// where, lerp, addcmul, addcdiv: out = f(a, b, c) on same-shape operands
-// (broadcast inputs arrive with stride 0; out may be self for in-place ops).
-// clamp is a composite of maximum and minimum in the core: no kernel here.
+// where, lerp, addcmul, addcdiv, _clamp: out = f(a, b, c) on same-shape
+// operands (broadcast inputs arrive with stride 0; out may be self for in-place
+// ops). clamp is a core composite that runs _clamp here when it may.
 #include "isa.hpp"
 #include "common.hpp"
 #include "convert.hpp"
@@ -82,6 +82,54 @@ void lerp_kernel(const TsrKernelCall& call) {
   });
 }
 
+// min(max(x, lo), hi) with NaN from any operand, as selects (they vectorize).
+template <typename C>
+inline C clamp_both(C x, C lo, C hi) {
+  if constexpr (std::is_floating_point_v<C>) {
+    const C r = lo != lo ? lo : (x < lo ? lo : x);  // a NaN x fails x < lo and stays
+    return hi != hi ? hi : (r > hi ? hi : r);
+  } else {
+    const C r = x < lo ? lo : x;
+    return r > hi ? hi : r;
+  }
+}
+
+// Every element of t is its first one (a number expanded: stride 0 or size 1).
+bool is_broadcast_value(const DLTensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d)
+    if (t.shape[d] != 1 && t.strides[d] != 0) return false;
+  return true;
+}
+
+void clamp_kernel(const TsrKernelCall& call) {
+  const Ternary ops = ternary_operands(call, "self", call.dtype, "min", "max");
+  // Number bounds (the usual clamp(x, lo, hi)): a one-input map with the two
+  // values held in registers; the SDK's loops vectorize broadcast operands of
+  // two-input maps only.
+  const bool number_bounds = is_broadcast_value(*ops.b) && is_broadcast_value(*ops.c);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using S = storage_t<T>;
+    if constexpr (kIsHalfLike<T>) {
+      if (number_bounds) {
+        const float lo = static_cast<float>(*reinterpret_cast<const T*>(data_ptr(*ops.b)));
+        const float hi = static_cast<float>(*reinterpret_cast<const T*>(data_ptr(*ops.c)));
+        run_elementwise<2>(ops.out->ndim, ops.out->shape, {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.a)},
+                           kGrain, half_block_loop<T, T>([lo, hi](float x) { return clamp_both(x, lo, hi); }));
+      } else {
+        half_ternary_map<T>(ops, kGrain, [](float x, float lo, float hi) { return clamp_both(x, lo, hi); });
+      }
+    } else if (number_bounds) {
+      const S lo = *reinterpret_cast<const S*>(data_ptr(*ops.b));
+      const S hi = *reinterpret_cast<const S*>(data_ptr(*ops.c));
+      run_elementwise<2>(ops.out->ndim, ops.out->shape, {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.a)},
+                         kGrain, sdk::basic_loop<S, S>([lo, hi](S x) -> S { return clamp_both(x, lo, hi); }));
+    } else {
+      ternary_map<S, S, S, S>(ops, kGrain, [](S x, S lo, S hi) -> S { return clamp_both(x, lo, hi); });
+    }
+  });
+}
+
 template <typename T>
 compute_t<T> value_as(const TsrKernelCall& call) {
   const TsrValue& v = arg(call, 3, "value");
@@ -130,6 +178,7 @@ void register_ternary_kernels(const sdk::Host& host) {
   static constexpr KernelRegistration kTable[] = {
       {"where", kAllMask, &kernel_entry<&where_kernel>},
       {"lerp", kFloatMask, &kernel_entry<&lerp_kernel>},
+      {"_clamp", kAllMask, &kernel_entry<&clamp_kernel>},
       {"addcmul", kNumericMask, &kernel_entry<&addc_kernel<false>>},
       {"addcdiv", kFloatMask, &kernel_entry<&addc_kernel<true>>},
   };

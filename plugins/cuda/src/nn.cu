@@ -1,5 +1,5 @@
 // The CUDA plugin's nn kernels (docs/ops/nn.md): softmax, log_softmax,
-// layer_norm, nll_loss, _nll_loss_smoothed, max_pool2d and avg_pool2d, with
+// layer_norm, _layer_norm_backward, nll_loss, _nll_loss_smoothed, max_pool2d and avg_pool2d, with
 // the cpu plugin's semantics (plugins/cpu/src/nn.cpp, nn_conv.cpp).
 //
 // softmax / log_softmax / layer_norm are fused per row. A dense row along the
@@ -669,6 +669,127 @@ void layer_norm_kernel(const TsrKernelCall& call) {
   });
 }
 
+// ---- _layer_norm_backward ----
+//
+// One block per row: the row's mean and rstd (sums in double, as the forward),
+// then s1 = sum gh and s2 = sum gh * (x - mean) with gh = grad * weight (or
+// grad), in double, and grad_input = rstd * gh - rstd^3 * s2 / m * (x - mean)
+// - rstd * s1 / m. The row's mean and rstd go to workspace memory when the
+// weight and bias gradients are wanted; a second kernel then gives each column
+// one thread that sums grad * (x - mean) * rstd and grad over the rows in
+// order (no atomics: the same bits every run).
+
+template <typename T>
+__global__ void __launch_bounds__(256) layer_norm_backward_rows_kernel(
+    const T* __restrict__ g, const T* __restrict__ x, const T* __restrict__ w, T* __restrict__ gx,
+    compute_t<T>* __restrict__ stats, int64_t rows, int64_t m, double eps) {
+  using A = compute_t<T>;
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* xr = x + r * m;
+    const T* gr = g + r * m;
+    double s = 0.0;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) s += static_cast<double>(load(xr[i]));
+    const double mean = block_reduce(s, SumOp{}, 0.0) / static_cast<double>(m);
+    double ss = 0.0;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      const double d = static_cast<double>(load(xr[i])) - mean;
+      ss += d * d;
+    }
+    const Norm<A> norm = make_norm<A>(block_reduce(ss, SumOp{}, 0.0), mean, m, eps);
+    if (stats != nullptr && threadIdx.x == 0) {
+      stats[2 * r] = norm.mean;
+      stats[2 * r + 1] = norm.rstd;
+    }
+    if (gx == nullptr) continue;
+    double s1 = 0.0, s2 = 0.0;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      const A gv = load(gr[i]);
+      const double gh = static_cast<double>(w ? gv * load(w[i]) : gv);
+      s1 += gh;
+      s2 += gh * static_cast<double>(load(xr[i]) - norm.mean);
+    }
+    s1 = block_reduce(s1, SumOp{}, 0.0);
+    s2 = block_reduce(s2, SumOp{}, 0.0);
+    const double rstd = static_cast<double>(norm.rstd);
+    const A cx = static_cast<A>(-rstd * rstd * rstd * s2 / static_cast<double>(m));
+    const A c0 = static_cast<A>(-rstd * s1 / static_cast<double>(m));
+    T* gxr = gx + r * m;
+    for (int64_t i = threadIdx.x; i < m; i += blockDim.x) {
+      const A gv = load(gr[i]);
+      const A gh = w ? gv * load(w[i]) : gv;
+      gxr[i] = store<T>(norm.rstd * gh + cx * (load(xr[i]) - norm.mean) + c0);
+    }
+  }
+}
+
+template <typename T>
+__global__ void layer_norm_backward_cols_kernel(const T* __restrict__ g, const T* __restrict__ x,
+                                                const compute_t<T>* __restrict__ stats, T* __restrict__ gw,
+                                                T* __restrict__ gb, int64_t rows, int64_t m) {
+  using A = compute_t<T>;
+  for (int64_t j = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; j < m; j += int64_t{gridDim.x} * blockDim.x) {
+    double sw = 0.0, sb = 0.0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const A gv = load(g[r * m + j]);
+      sw += static_cast<double>(gv * ((load(x[r * m + j]) - stats[2 * r]) * stats[2 * r + 1]));
+      sb += static_cast<double>(gv);
+    }
+    gw[j] = from_double<T>(sw);
+    gb[j] = from_double<T>(sb);
+  }
+}
+
+void layer_norm_backward_kernel(const TsrKernelCall& call) {
+  const DLTensor& g = sdk::tensor_arg(call, 0, "grad_output", call.dtype);
+  const DLTensor& x = sdk::tensor_arg(call, 1, "input", call.dtype);
+  const DLTensor* w = sdk::optional_tensor_arg(call, 2, "weight", call.dtype);
+  const int64_t k = sdk::int_arg(call, 3, "normalized_ndim");
+  const double eps = sdk::float_arg(call, 4, "eps");
+  const bool input_grad = sdk::bool_arg(call, 5, "input_grad");
+  const bool affine_grads = sdk::bool_arg(call, 6, "affine_grads");
+  DLTensor& gx = sdk::output(call, 0, call.dtype);
+  DLTensor& gw = sdk::output(call, 1, call.dtype);
+  DLTensor& gb = sdk::output(call, 2, call.dtype);
+  sdk::check_same_shape(g, "grad_output", x, "input");
+  if (k < 1 || k > x.ndim) invalid("normalized_ndim " + std::to_string(k) + " out of range");
+  int64_t m = 1;
+  for (int32_t d = x.ndim - static_cast<int32_t>(k); d < x.ndim; ++d) m *= x.shape[d];
+  // Without elements the strides say nothing (contiguous() keeps any).
+  if (sdk::numel(x) != 0 && (!is_dense(x) || !is_dense(g))) invalid("input and grad_output must be contiguous");
+  if (input_grad) sdk::check_same_shape(gx, "grad_input", x, "input");
+  if (w && (sdk::numel(*w) != m || !is_dense(*w))) invalid("weight must be dense with normalized_shape's size");
+  for (const DLTensor* p : {&gx, &gw, &gb}) {
+    if (sdk::numel(*p) != 0 && !is_dense(*p)) invalid("outputs must be contiguous");
+  }
+  if (affine_grads && (sdk::numel(gw) != m || sdk::numel(gb) != m))
+    invalid("grad_weight and grad_bias must have normalized_shape's size");
+  const int64_t rows = m == 0 ? 0 : sdk::numel(x) / m;
+  DeviceScope scope(call.device_index);
+  const cudaStream_t stream = stream_of(call);
+  dispatch(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("_layer_norm_backward needs a floating dtype");
+    } else {
+      using A = compute_t<T>;
+      A* stats = affine_grads && rows > 0
+                     ? static_cast<A*>(workspace(call, static_cast<size_t>(rows) * 2 * sizeof(A)))
+                     : nullptr;
+      if (rows > 0 && (input_grad || stats != nullptr)) {
+        layer_norm_backward_rows_kernel<T><<<static_cast<int>(std::min(rows, kMaxBlocks)), 256, 0, stream>>>(
+            data_as<const T>(g), data_as<const T>(x), w ? data_as<const T>(*w) : nullptr,
+            input_grad ? data_as<T>(gx) : nullptr, stats, rows, m, eps);
+        check_launch("_layer_norm_backward rows kernel launch");
+      }
+      if (affine_grads && m > 0) {
+        layer_norm_backward_cols_kernel<T><<<grid_for(m, 256), 256, 0, stream>>>(
+            data_as<const T>(g), data_as<const T>(x), stats, data_as<T>(gw), data_as<T>(gb), rows, m);
+        check_launch("_layer_norm_backward columns kernel launch");
+      }
+    }
+  });
+}
+
 // ---- nll_loss (and its label-smoothed form) ----
 
 // Target dims and the strides of target and input along them: target dim d
@@ -1019,6 +1140,8 @@ void register_nn(const sdk::Host& host) {
   host.register_kernel("softmax", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, softmax_kernel<false>>);
   host.register_kernel("log_softmax", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, softmax_kernel<true>>);
   host.register_kernel("layer_norm", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, layer_norm_kernel>);
+  host.register_kernel("_layer_norm_backward", "cuda", kFloatMask,
+                       &sdk::kernel_entry<kCuda, layer_norm_backward_kernel>);
   host.register_kernel("nll_loss", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, nll_loss_kernel_entry>);
   host.register_kernel("_nll_loss_smoothed", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, nll_loss_kernel_entry>);
   host.register_kernel("max_pool2d", "cuda", kFloatMask | kIntMask, &sdk::kernel_entry<kCuda, max_pool2d_kernel>);

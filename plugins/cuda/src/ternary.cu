@@ -1,7 +1,7 @@
 // The CUDA plugin's ternary pointwise kernels (docs/ops/ternary.md): where,
-// lerp, addcmul, addcdiv, each as the cpu plugin computes it
-// (plugins/cpu/src/ternary.cpp). clamp is a composite of maximum and minimum
-// in the core: no kernel here. float16/bfloat16 compute in float and round
+// lerp, addcmul, addcdiv, _clamp, each as the cpu plugin computes it
+// (plugins/cpu/src/ternary.cpp). clamp is a core composite that runs _clamp
+// when both bounds are given. float16/bfloat16 compute in float and round
 // once; integer arithmetic wraps; no multiply is fused into an add (the cpu
 // plugin builds with -ffp-contract=off, and a fused a + b*c can stay finite
 // where the unfused one overflows).
@@ -52,6 +52,20 @@ struct AddcOp {
       return s + mul_rn(value, x / y);
     } else {
       return s + mul_rn(value, x * y);
+    }
+  }
+};
+
+/// min(max(x, lo), hi); NaN in any operand gives NaN (maximum then minimum).
+struct ClampOp {
+  template <typename C>
+  __device__ __forceinline__ C operator()(C x, C lo, C hi) const {
+    if constexpr (std::is_floating_point_v<C>) {
+      const C r = lo != lo ? lo : (x < lo ? lo : x);  // a NaN x fails x < lo and stays
+      return hi != hi ? hi : (r > hi ? hi : r);
+    } else {
+      const C r = x < lo ? lo : x;
+      return r > hi ? hi : r;
     }
   }
 };
@@ -108,6 +122,15 @@ void lerp_kernel(const TsrKernelCall& call) {
   });
 }
 
+void clamp_kernel(const TsrKernelCall& call) {
+  const Operands ops = ternary_operands(call, "self", call.dtype, "min", "max");
+  DeviceScope scope(call.device_index);
+  dispatch(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    run<T, T, T, T>(call, ops, ClampOp{});
+  });
+}
+
 /// addcmul/addcdiv's value (argument 3) in the compute type of T; a float
 /// value is refused for integer dtypes (as on cpu).
 template <typename T>
@@ -151,6 +174,7 @@ void register_ternary(const sdk::Host& host) {
   // The cpu plugin's table (plugins/cpu/src/ternary.cpp), op for op and mask for mask.
   reg<&where_kernel>(host, "where", kAllMask);
   reg<&lerp_kernel>(host, "lerp", kFloatMask);
+  reg<&clamp_kernel>(host, "_clamp", kAllMask);
   reg<&addc_kernel<false>>(host, "addcmul", kNumericMask);
   reg<&addc_kernel<true>>(host, "addcdiv", kFloatMask);
 }
