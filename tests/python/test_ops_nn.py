@@ -118,7 +118,7 @@ def ref_max_pool(x, k, s, p, d, ceil):
                 for j in range(k[1]):
                     iw = ow * s[1] - p[1] + j * d[1]
                     if 0 <= iw < W:
-                        out[..., oh, ow] = np.fmax(out[..., oh, ow], x[..., ih, iw])
+                        out[..., oh, ow] = np.maximum(out[..., oh, ow], x[..., ih, iw])  # NaN wins
     return out
 
 
@@ -672,6 +672,33 @@ def test_avg_pool2d(case, divisor):
                              divisor_override=divisor)
     want = ref_avg_pool(x, k, s, p, ceil, include_pad, divisor)
     close(got, want, dtype, scale=100 if dtype == np.float16 else 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
+def test_max_pool2d_grid_with_nan_and_inf(dtype):
+    """Every combination of kernel, stride, padding, dilation and ceil_mode on
+    contiguous inputs of several widths (the CPU kernel reduces windows wholly
+    inside the input row by row, and the border windows tap by tap), with NaN
+    and infinities planted."""
+    rng = np.random.default_rng(11)
+    for H, W in [(5, 5), (7, 9), (6, 17), (3, 40)]:
+        x = rng.standard_normal((2, 3, H, W)) * 10
+        if np.dtype(dtype).kind == "f":
+            x.flat[rng.choice(x.size, 3, replace=False)] = [np.nan, np.inf, -np.inf]
+        x = x.astype(dtype)
+        for k in [(1, 1), (2, 2), (3, 2), (2, 3)]:
+            for s in [(1, 1), (2, 2), (3, 1)]:
+                for p in [(0, 0), (1, 1), (0, 1)]:
+                    for d in [(1, 1), (2, 1)]:
+                        for ceil in [False, True]:
+                            if p[0] > k[0] // 2 or p[1] > k[1] // 2:
+                                continue
+                            Ho, Wo = pool_out(H, k[0], s[0], p[0], d[0], ceil), pool_out(W, k[1], s[1], p[1], d[1], ceil)
+                            if Ho <= 0 or Wo <= 0:
+                                continue
+                            got = to_np(tessera.max_pool2d(to_t(x), list(k), list(s), list(p), list(d), ceil))
+                            want = ref_max_pool(x, k, s, p, d, ceil)
+                            np.testing.assert_array_equal(got, want, err_msg=str((H, W, k, s, p, d, ceil)))
 
 
 def test_pool_known_values_and_bfloat16():

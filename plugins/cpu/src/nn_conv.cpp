@@ -255,30 +255,66 @@ inline Taps taps_inside(int64_t start, int64_t k, int64_t d, int64_t len) {
   return {lo, std::max(lo, hi)};
 }
 
+// The larger of m and v; a NaN v wins (as in PyTorch), and a NaN m stays.
+template <typename C>
+inline C pool_max(C m, C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return (v > m || v != v) ? v : m;
+  } else {
+    return v > m ? v : m;
+  }
+}
+
 template <typename T>
 void max_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p) {
   using C = compute_t<T>;
+  const Img xi = img_of(x, "self"), xo = img_of(out, "out");
+  constexpr C kLowest =
+      std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  // Output columns whose windows lie wholly inside the input: [ow_a, ow_b).
+  // There the taps need no clipping, and with unit strides along W each row
+  // is first reduced over the window's rows (contiguous, so it vectorizes),
+  // then over its columns. Maxima combine in any order to the same value
+  // (NaN wins either way), so this is the scan's result.
+  const int64_t ow_a = std::min(xo.W, (p.pw + p.sw - 1) / p.sw);
+  const int64_t last = xi.W - 1 - (p.kw - 1) * p.dw + p.pw;  // w0 + (kw - 1) * dw <= W - 1
+  const int64_t ow_b = std::max(ow_a, last < 0 ? int64_t{0} : std::min(xo.W, last / p.sw + 1));
+  const bool unit = xi.sW == 1 && p.dw == 1 && ow_b > ow_a;
   for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
     const int64_t h0 = oh * p.sh - p.ph;
     const Taps ti = taps_inside(h0, p.kh, p.dh, in.H);
-    for (int64_t ow = 0; ow < o.W; ++ow) {
+    auto window = [&](int64_t ow, Taps tj) {
       const int64_t w0 = ow * p.sw - p.pw;
-      const Taps tj = taps_inside(w0, p.kw, p.dw, in.W);
-      C m = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+      C m = kLowest;
       for (int64_t i = ti.lo; i < ti.hi; ++i) {
         const int64_t ih = h0 + i * p.dh;
-        for (int64_t j = tj.lo; j < tj.hi; ++j) {
-          const int64_t iw = w0 + j * p.dw;
-          const C v = static_cast<C>(src[ih * in.sH + iw * in.sW]);
-          if constexpr (kIsFloating<T>) {
-            if (v > m || std::isnan(v)) m = v;  // NaN wins, as in PyTorch
-          } else {
-            m = v > m ? v : m;
-          }
-        }
+        for (int64_t j = tj.lo; j < tj.hi; ++j) m = pool_max(m, static_cast<C>(src[ih * in.sH + (w0 + j * p.dw) * in.sW]));
       }
       dst[ow] = convert<T>(m);
+    };
+    for (int64_t ow = 0; ow < ow_a; ++ow) window(ow, taps_inside(ow * p.sw - p.pw, p.kw, p.dw, in.W));
+    if (unit && ti.hi > ti.lo) {
+      // The input columns the interior windows cover, reduced over the rows.
+      const int64_t c0 = ow_a * p.sw - p.pw, c1 = (ow_b - 1) * p.sw - p.pw + p.kw;
+      thread_local std::vector<C> rows_max;
+      if (rows_max.size() < static_cast<size_t>(c1 - c0)) rows_max.resize(static_cast<size_t>(c1 - c0));
+      C* rm = rows_max.data();
+      const T* r0 = src + (h0 + ti.lo * p.dh) * in.sH + c0;
+      for (int64_t c = 0; c < c1 - c0; ++c) rm[c] = static_cast<C>(r0[c]);
+      for (int64_t i = ti.lo + 1; i < ti.hi; ++i) {
+        const T* r = src + (h0 + i * p.dh) * in.sH + c0;
+        for (int64_t c = 0; c < c1 - c0; ++c) rm[c] = pool_max(rm[c], static_cast<C>(r[c]));
+      }
+      for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+        const C* w = rm + (ow - ow_a) * p.sw;
+        C m = w[0];
+        for (int64_t j = 1; j < p.kw; ++j) m = pool_max(m, w[j]);
+        dst[ow] = convert<T>(m);
+      }
+    } else {
+      for (int64_t ow = ow_a; ow < ow_b; ++ow) window(ow, Taps{0, p.kw});
     }
+    for (int64_t ow = ow_b; ow < o.W; ++ow) window(ow, taps_inside(ow * p.sw - p.pw, p.kw, p.dw, in.W));
   });
 }
 
