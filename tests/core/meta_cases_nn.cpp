@@ -42,6 +42,16 @@ void add_nn_cases(CaseMap& c) {
         return ops::call("_layer_norm_backward", {ones({0, 4}, on(d, kDouble)), ones({0, 4}, on(d, kDouble)),
                                                   std::vector<int64_t>{4}, ones({4}, on(d, kDouble)), 0.1, true, true});
       }};
+  c["_max_pool2d_backward"] = {
+      [](Device d) {
+        return ops::call("_max_pool2d_backward",
+                         {ones({2, 3, 4, 4}, on(d)), ones({2, 3, 8, 8}, on(d)), std::vector<int64_t>{2, 2}});
+      },
+      [](Device d) {
+        return ops::call("_max_pool2d_backward", {ones({3, 4, 3}, on(d, kDouble)), ones({3, 7, 5}, on(d, kDouble)),
+                                                  std::vector<int64_t>{3, 2}, std::vector<int64_t>{2, 2},
+                                                  std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, true});
+      }};
   c["_nll_loss_smoothed"] = {[](Device d) {
     return T{cross_entropy(ones({3, 4}, on(d)), ones({3}, on(d, kLong)), std::nullopt, "none", -100, 0.1)};
   }};

@@ -701,6 +701,79 @@ def test_max_pool2d_grid_with_nan_and_inf(dtype):
                             np.testing.assert_array_equal(got, want, err_msg=str((H, W, k, s, p, d, ceil)))
 
 
+def ref_max_pool_grad(x, g, k, s, p, d, ceil):
+    """max_pool2d's input gradient by the scan's rule: each window's gradient
+    goes to its first maximum in row-major order, its last NaN when a NaN won,
+    or its first tap inside the input when nothing beats that (all -inf)."""
+    x, g = np.asarray(x, np.float64), np.asarray(g, np.float64)
+    H, W = x.shape[-2:]
+    Ho, Wo = pool_out(H, k[0], s[0], p[0], d[0], ceil), pool_out(W, k[1], s[1], p[1], d[1], ceil)
+    out = np.zeros(x.shape)
+    for idx in np.ndindex(*x.shape[:-2]):
+        for oh in range(Ho):
+            for ow in range(Wo):
+                best, m = None, None
+                for i in range(k[0]):
+                    ih = oh * s[0] - p[0] + i * d[0]
+                    for j in range(k[1]):
+                        iw = ow * s[1] - p[1] + j * d[1]
+                        if not (0 <= ih < H and 0 <= iw < W):
+                            continue
+                        v = x[idx + (ih, iw)]
+                        if best is None or v > m or np.isnan(v):
+                            best, m = (ih, iw), v
+                if best is not None:
+                    out[idx + best] += g[idx + (oh, ow)]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_max_pool2d_backward_grid_against_numpy(dtype):
+    """The fused _max_pool2d_backward (no create_graph) and the composed
+    backward (create_graph=True) both give the scan rule's gradient, with ties,
+    NaN and -inf windows, overlapping windows, padding, dilation and ceil_mode;
+    widths around the CPU kernel's 8-window blocks."""
+    rng = np.random.default_rng(5)
+    for H, W in [(4, 4), (6, 19), (5, 34), (9, 16)]:
+        x = rng.integers(-3, 3, (2, 2, H, W)).astype(np.float64)  # ties
+        x.flat[rng.choice(x.size, 3, replace=False)] = [np.nan, -np.inf, np.inf]
+        x[1, 1, :2, :2] = -np.inf  # an all -inf window
+        x = x.astype(dtype).astype(np.float64)
+        for k, s, p, d, ceil in [((2, 2), (2, 2), (0, 0), (1, 1), False), ((2, 2), (2, 2), (1, 1), (1, 1), True),
+                                 ((3, 3), (2, 2), (1, 1), (1, 1), False), ((3, 2), (1, 1), (0, 1), (2, 1), False),
+                                 ((2, 3), (3, 2), (1, 0), (1, 2), True)]:
+            Ho, Wo = pool_out(H, k[0], s[0], p[0], d[0], ceil), pool_out(W, k[1], s[1], p[1], d[1], ceil)
+            if Ho <= 0 or Wo <= 0:
+                continue
+            g = rng.standard_normal(x.shape[:-2] + (Ho, Wo)).astype(dtype).astype(np.float64)
+            want = ref_max_pool_grad(x, g, k, s, p, d, ceil)
+            for create_graph in [False, True]:
+                xt = to_t(x.astype(dtype)).requires_grad_()
+                y = tessera.max_pool2d(xt, list(k), list(s), list(p), list(d), ceil)
+                (got,) = tessera.autograd.grad([y], [xt], [to_t(g.astype(dtype))], create_graph=create_graph)
+                tol = 2e-3 if dtype == np.float16 else 1e-6
+                np.testing.assert_allclose(to_np(got), want, rtol=tol, atol=tol,
+                                           err_msg=str((H, W, k, s, p, d, ceil, create_graph)))
+
+
+def test_max_pool2d_backward_by_name_and_errors():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, 6, 6))
+    g = rng.standard_normal((3, 3, 3))
+    op = tessera.ops._max_pool2d_backward
+    got = op(to_t(g), to_t(x), [2, 2])  # stride defaults to the kernel size
+    np.testing.assert_allclose(to_np(got), ref_max_pool_grad(x, g, (2, 2), (2, 2), (0, 0), (1, 1), False))
+    with pytest.raises(ValueError, match=r"_max_pool2d_backward: expected grad_output of the pooled shape \[3, 3, 3\]"):
+        op(to_t(g[:, :2]), to_t(x), [2, 2])
+    with pytest.raises(TypeError, match="_max_pool2d_backward: expected a floating input"):
+        op(to_t(g), to_t(np.ones((3, 6, 6), np.int32)), [2, 2])
+    with pytest.raises(ValueError, match="_max_pool2d_backward: padding should be at most half of kernel size"):
+        op(to_t(g), to_t(x), [2, 2], [2, 2], [2, 2])
+    xt = to_t(x).requires_grad_()
+    with pytest.raises(NotImplementedError, match="_max_pool2d_backward: has no derivative"):
+        op(to_t(g), xt, [2, 2]).sum().backward()
+
+
 def test_pool_known_values_and_bfloat16():
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     assert to_np(tessera.max_pool2d(to_t(x), 2)).tolist() == [[[[5, 7], [13, 15]]]]

@@ -83,6 +83,34 @@ void add_nn_samples() {
                                                   SampleArg::real(1e-5), SampleArg::boolean(true), SampleArg::boolean(true)}));
     return out;
   }, 40.0);
+  // _max_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+  // dilation, ceil_mode): the 2x2 pool, overlapping windows, padding with
+  // ceil_mode, dilation, a transposed input.
+  register_samples("_max_pool2d_backward", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    struct Case {
+      std::vector<int64_t> in, grad, k, s, p, d;
+      bool ceil;
+    };
+    const Case cases[] = {{{2, 3, 8, 18}, {2, 3, 4, 9}, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+                          {{3, 7, 7}, {3, 3, 3}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+                          {{1, 2, 5, 6}, {1, 2, 3, 4}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, true},
+                          {{2, 6, 5}, {2, 4, 4}, {2, 2}, {1, 1}, {0, 0}, {2, 1}, false}};
+    for (const Case& c : cases) {
+      out.push_back(make_sample(shape_text(c.in) + " k " + shape_text(c.k) + " s " + shape_text(c.s) + " p " +
+                                    shape_text(c.p) + " d " + shape_text(c.d) + (c.ceil ? " ceil" : ""),
+                                {SampleArg::tensor(contiguous(random_tensor(rng, c.grad, t, Domain::Finite))),
+                                 SampleArg::tensor(contiguous(random_tensor(rng, c.in, t, Domain::Finite))), ints(c.k),
+                                 ints(c.s), ints(c.p), ints(c.d), SampleArg::boolean(c.ceil)}));
+    }
+    out.push_back(make_sample("transposed [4, 6] planes, k 2",
+                              {SampleArg::tensor(contiguous(random_tensor(rng, {1, 2, 3}, t, Domain::Finite))),
+                               SampleArg::tensor(transposed(rng, {1, 4, 6}, t, Domain::Finite)), ints({2, 2}),
+                               ints({2, 2}), ints({0, 0}), ints({1, 1}), SampleArg::boolean(false)}));
+    return out;
+  }, 4.0);
   // nll_loss(self, target, weight, reduction, ignore_index) and the smoothed form (+ label_smoothing).
   for (const char* op : {"nll_loss", "_nll_loss_smoothed"}) {
     register_samples(op, [](const SampleContext& ctx) {

@@ -397,6 +397,16 @@ Tensor inside_mask(int64_t off, int64_t s, int64_t pad_before, int64_t len, int6
 variable_list max_pool2d_backward(C& c) {
   const Tensor x = c.saved(0), y = c.result(), g = c.grad();
   Pool p = pool_of(c, true);
+  // One fused kernel when this backward need not be differentiable again
+  // (no create_graph) and the device has it; else the composition below.
+  if (!is_grad_enabled()) {
+    const int64_t ks[2] = {p.kh, p.kw}, st[2] = {p.sh, p.sw}, pd[2] = {p.ph, p.pw}, dl[2] = {p.dh, p.dw};
+    const bool ceil_mode = !c.is_none(5) && c.bool_arg(5);
+    Tensor out;
+    if (ops::max_pool2d_backward_fused(g, x, IntArrayRef(ks, 2), IntArrayRef(st, 2), IntArrayRef(pd, 2),
+                                       IntArrayRef(dl, 2), ceil_mode, out))
+      return {out};
+  }
   const int64_t n = x.dim();
   const int64_t H = x.size(n - 2), W = x.size(n - 1), Ho = y.size(n - 2), Wo = y.size(n - 1);
   p.kh = taps_reaching_input(p.kh, p.dh, p.ph, H);
@@ -504,11 +514,17 @@ void define_nn_derivatives() {
   define_derivative("softmax", {{0}, {}, {0}, &softmax_backward});
   define_derivative("log_softmax", {{0}, {}, {0}, &log_softmax_backward});
   define_derivative("layer_norm", {{0, 2, 3}, {0, 2}, {}, &layer_norm_backward});
-  // layer_norm's derivative calls it only when no graph is recorded; a graph
-  // through a direct call cannot be differentiated, and says so in backward.
+  // layer_norm's and max_pool2d's derivatives call these only when no graph
+  // is recorded; a graph through a direct call cannot be differentiated, and
+  // says so in backward.
   define_derivative("_layer_norm_backward", {{0, 1, 3}, {}, {}, [](C&) -> variable_list {
                       throw NotImplementedError(
                           "_layer_norm_backward: has no derivative (layer_norm's own backward with create_graph=True "
+                          "composes differentiable ops instead)");
+                    }});
+  define_derivative("_max_pool2d_backward", {{0, 1}, {}, {}, [](C&) -> variable_list {
+                      throw NotImplementedError(
+                          "_max_pool2d_backward: has no derivative (max_pool2d's own backward with create_graph=True "
                           "composes differentiable ops instead)");
                     }});
   define_derivative("nll_loss", {{0}, {1, 2}, {}, [](C& c) { return nll_backward(c, 0.0); }});

@@ -326,11 +326,17 @@ bool pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t d
   return true;
 }
 
+// A pool's checked parameters {kh, kw, sh, sw, ph, pw, dh, dw} (the kernels'
+// INT_LIST) and output shape, from the schema's arguments after self
+// (kernel_size at c.arg(base + 1), ...; dilation only for max pooling).
+struct PoolDims {
+  int64_t params[8];
+  DimVector out;
+};
+
 template <bool Max>
-void pool2d_meta(StructuredCall& c) {
-  const Tensor& x = c.tensor_arg(0);
+PoolDims pool_dims(StructuredCall& c, const Tensor& x, int base) {
   const Operator& op = c.op();
-  c.device = x.device();
   TSR_CHECK(x.dim() == 3 || x.dim() == 4, ValueError, op.name(),
             ": expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape ", x.sizes());
   const ScalarType dt = x.scalar_type();
@@ -341,20 +347,21 @@ void pool2d_meta(StructuredCall& c) {
   }
   const int64_t H = x.size(x.dim() - 2), W = x.size(x.dim() - 1);
   TSR_CHECK(H > 0 && W > 0, ValueError, op.name(), ": expected non-empty spatial dims, got input of shape ", x.sizes());
-  TSR_CHECK(c.arg(1).tag == IValue::Tag::Int || (c.arg(1).tag == IValue::Tag::IntList && !c.arg(1).int_list().empty()),
-            ValueError, op.name(), ": kernel_size must be an int or a list of 2 ints");
-  const auto [kh, kw] = pair_arg(op, c.arg(1), "kernel_size", 1);
-  const bool stride_default =
-      c.arg(2).is_none() || (c.arg(2).tag == IValue::Tag::IntList && c.arg(2).int_list().empty());
-  const auto [sh, sw] = stride_default ? std::pair{kh, kw} : pair_arg(op, c.arg(2), "stride", 1);
-  const auto [ph, pw] = pair_arg(op, c.arg(3), "padding", 0);
+  const IValue& ks = c.arg(base + 1);
+  TSR_CHECK(ks.tag == IValue::Tag::Int || (ks.tag == IValue::Tag::IntList && !ks.int_list().empty()), ValueError,
+            op.name(), ": kernel_size must be an int or a list of 2 ints");
+  const auto [kh, kw] = pair_arg(op, ks, "kernel_size", 1);
+  const IValue& st = c.arg(base + 2);
+  const bool stride_default = st.is_none() || (st.tag == IValue::Tag::IntList && st.int_list().empty());
+  const auto [sh, sw] = stride_default ? std::pair{kh, kw} : pair_arg(op, st, "stride", 1);
+  const auto [ph, pw] = pair_arg(op, c.arg(base + 3), "padding", 0);
   int64_t dh = 1, dw = 1;
   bool ceil_mode;
   if constexpr (Max) {
-    std::tie(dh, dw) = pair_arg(op, c.arg(4), "dilation", 1);
-    ceil_mode = c.arg(5).is_none() ? false : c.arg(5).b;
+    std::tie(dh, dw) = pair_arg(op, c.arg(base + 4), "dilation", 1);
+    ceil_mode = c.arg(base + 5).is_none() ? false : c.arg(base + 5).b;
   } else {
-    ceil_mode = c.arg(4).is_none() ? false : c.arg(4).b;
+    ceil_mode = c.arg(base + 4).is_none() ? false : c.arg(base + 4).b;
   }
   TSR_CHECK(kh > 0 && kw > 0, ValueError, op.name(), ": kernel_size must be positive, got [", kh, ", ", kw, "]");
   TSR_CHECK(sh > 0 && sw > 0, ValueError, op.name(), ": stride must be positive, got [", sh, ", ", sw, "]");
@@ -370,13 +377,21 @@ void pool2d_meta(StructuredCall& c) {
   TSR_CHECK(Ho > 0 && Wo > 0, ValueError, op.name(), ": output size is too small: input of shape ", x.sizes(),
             " gives an output of ", Ho, " x ", Wo, " (kernel_size [", kh, ", ", kw, "], dilation [", dh, ", ", dw,
             "], padding [", ph, ", ", pw, "])");
-  DimVector out(x.sizes().begin(), x.sizes().end());
-  out[out.size() - 2] = Ho;
-  out[out.size() - 1] = Wo;
-  c.add_output(out, dt);
+  PoolDims d{{kh, kw, sh, sw, ph, pw, dh, dw}, DimVector(x.sizes().begin(), x.sizes().end())};
+  d.out[d.out.size() - 2] = Ho;
+  d.out[d.out.size() - 1] = Wo;
+  return d;
+}
+
+template <bool Max>
+void pool2d_meta(StructuredCall& c) {
+  const Tensor& x = c.tensor_arg(0);
+  const Operator& op = c.op();
+  c.device = x.device();
+  const PoolDims d = pool_dims<Max>(c, x, 0);
+  c.add_output(d.out, x.scalar_type());
   c.set_tensor(0, x);
-  const int64_t params[8] = {kh, kw, sh, sw, ph, pw, dh, dw};
-  c.set_int_list(1, IntArrayRef(params, 8));
+  c.set_int_list(1, IntArrayRef(d.params, 8));
   if constexpr (Max) {
     c.set_none(2);
   } else {
@@ -392,7 +407,26 @@ void pool2d_meta(StructuredCall& c) {
     c.set_value(2, b);
     c.set_int(3, divisor);
   }
-  c.dispatch_dtype = dt;
+  c.dispatch_dtype = x.scalar_type();
+}
+
+// _max_pool2d_backward(grad_output, self, kernel_size, stride, padding,
+// dilation, ceil_mode): max_pool2d's input gradient in one kernel.
+void max_pool2d_backward_meta(StructuredCall& c) {
+  const Tensor& g = c.tensor_arg(0);
+  const Tensor& x = c.tensor_arg(1);
+  const Operator& op = c.op();
+  c.device = common_device(c, {0, 1});
+  check_floating(op, x, "input");
+  check_floating(op, g, "grad_output");
+  const PoolDims d = pool_dims<true>(c, x, 1);
+  TSR_CHECK(g.sizes().equals(IntArrayRef(d.out.data(), d.out.size())), ValueError, op.name(),
+            ": expected grad_output of the pooled shape ", IntArrayRef(d.out.data(), d.out.size()), ", got ", g.sizes());
+  c.add_output(x.sizes(), x.scalar_type());
+  c.set_tensor(0, g.to(x.scalar_type()));
+  c.set_tensor(1, x);
+  c.set_int_list(2, IntArrayRef(d.params, 8));
+  c.dispatch_dtype = x.scalar_type();
 }
 
 // ---- composites ----
@@ -504,6 +538,10 @@ TSR_NN_STRUCTURED(max_pool2d,
                   "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
                   "bool ceil_mode=False) -> Tensor",
                   &pool2d_meta<true>)
+TSR_NN_STRUCTURED(max_pool2d_backward,
+                  "_max_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride=[], "
+                  "int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> Tensor",
+                  &max_pool2d_backward_meta)
 TSR_NN_STRUCTURED(avg_pool2d,
                   "avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, "
                   "bool count_include_pad=True, int? divisor_override=None) -> Tensor",
@@ -521,7 +559,21 @@ constinit OpHandle op_cross_entropy{composite(kFamily,
 
 void declare_nn_ops() {
   declare_now({&op_softmax, &op_log_softmax, &op_layer_norm, &op_layer_norm_backward, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
-               &op_max_pool2d, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
+               &op_max_pool2d, &op_max_pool2d_backward, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
+}
+
+bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                Tensor& out) {
+  const Operator& op = op_max_pool2d_backward();
+  const bool runs = device_entry(self.device()).no_storage() ||
+                    find_plugin_kernel(op, self.device().type(), self.scalar_type()) != nullptr;
+  if (!runs) return false;
+  const IValue args[7] = {V::of(grad_output), V::of(self),    V::of(kernel_size), V::of(stride),
+                          V::of(padding),     V::of(dilation), V::of(ceil_mode)};
+  Frame frame{args, 7, &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return true;
 }
 
 bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,

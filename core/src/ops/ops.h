@@ -61,6 +61,14 @@ inline Tensor& call_inplace(Tensor& self, const Operator& op, const IValue (&arg
 bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
                                const Tensor& weight, double eps, bool input_grad, bool affine_grads, Tensor (&out)[3]);
 
+/// max_pool2d's input gradient in one _max_pool2d_backward call (nn.cpp),
+/// into `out`; the pool's arguments as the forward call gave them. Returns
+/// false, computing nothing, when self's device has no kernel for it in self's
+/// dtype. Errors as the op's.
+bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
+                                Tensor& out);
+
 /// A contiguous copy of `src` on device `to` (same dtype), moved by the plugins'
 /// copy functions, staged through the host when neither side is host memory.
 /// Errors name `op`.

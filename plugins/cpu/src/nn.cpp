@@ -426,6 +426,7 @@ void register_nn_kernels(const sdk::Host& host) {
       {"_nll_loss_smoothed", kFloatMask, &kernel_entry<&nll_loss_kernel>},
       {"conv2d", kFloatMask, &kernel_entry<&nn::conv2d_kernel>},
       {"max_pool2d", kFloatMask | kIntMask, &kernel_entry<&nn::max_pool2d_kernel>},
+      {"_max_pool2d_backward", kFloatMask, &kernel_entry<&nn::max_pool2d_backward_kernel>},
       {"avg_pool2d", kFloatMask, &kernel_entry<&nn::avg_pool2d_kernel>},
   };
   register_kernels(host, kTable);

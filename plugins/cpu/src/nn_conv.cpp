@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -259,7 +260,8 @@ inline Taps taps_inside(int64_t start, int64_t k, int64_t d, int64_t len) {
 template <typename C>
 inline C pool_max(C m, C v) {
   if constexpr (std::is_floating_point_v<C>) {
-    return (v > m || v != v) ? v : m;
+    const bool take = (v > m) | (v != v);  // no short circuit: a select, which vectorizes
+    return take ? v : m;
   } else {
     return v > m ? v : m;
   }
@@ -305,11 +307,16 @@ void max_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p) {
         const T* r = src + (h0 + i * p.dh) * in.sH + c0;
         for (int64_t c = 0; c < c1 - c0; ++c) rm[c] = pool_max(rm[c], static_cast<C>(r[c]));
       }
-      for (int64_t ow = ow_a; ow < ow_b; ++ow) {
-        const C* w = rm + (ow - ow_a) * p.sw;
-        C m = w[0];
-        for (int64_t j = 1; j < p.kw; ++j) m = pool_max(m, w[j]);
-        dst[ow] = convert<T>(m);
+      if (p.kw == 2 && p.sw == 2) {  // the usual 2x2 pool: pairs, a loop GCC vectorizes
+        T* d = dst + ow_a;
+        for (int64_t q = 0; q < ow_b - ow_a; ++q) d[q] = convert<T>(pool_max(rm[2 * q], rm[2 * q + 1]));
+      } else {
+        for (int64_t ow = ow_a; ow < ow_b; ++ow) {
+          const C* w = rm + (ow - ow_a) * p.sw;
+          C m = w[0];
+          for (int64_t j = 1; j < p.kw; ++j) m = pool_max(m, w[j]);
+          dst[ow] = convert<T>(m);
+        }
       }
     } else {
       for (int64_t ow = ow_a; ow < ow_b; ++ow) window(ow, Taps{0, p.kw});
@@ -350,8 +357,150 @@ void avg_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p, bool includ
   });
 }
 
-Pool pool_params(const TsrKernelCall& call) {
-  const int64_t* v = int_list(call, 1, "params", 8);
+// The 2x2 / stride 2 backward over 8 windows at a time, for float32, with
+// GCC/Clang vector types (lowered to each ISA level's registers; GCC 12 does
+// not vectorize the scalar loop below: its compare chain mixes masks and
+// values). The same selects as that loop, so the same result. Returns the
+// windows done (a multiple of 8).
+using V8f = float __attribute__((vector_size(32)));
+using V8i = int32_t __attribute__((vector_size(32)));
+[[gnu::always_inline]] inline int64_t pool22_backward_float8(const float* r0, const float* r1, const float* gr, float* a0, float* a1,
+                                      int64_t nq) {
+  const V8i even = {0, 2, 4, 6, 8, 10, 12, 14}, odd = {1, 3, 5, 7, 9, 11, 13, 15};
+  const V8i lo = {0, 8, 1, 9, 2, 10, 3, 11}, hi = {4, 12, 5, 13, 6, 14, 7, 15};
+  const V8f zero = {};
+  int64_t q = 0;
+  // Loads and stores through memcpy: unaligned, and no V8f crosses a call
+  // (passing one by value changes the ABI where AVX is off).
+  V8f x0, x1, y0, y1, gv, a[4];
+  for (; q + 8 <= nq; q += 8) {
+    std::memcpy(&x0, r0 + 2 * q, 32);
+    std::memcpy(&x1, r0 + 2 * q + 8, 32);
+    std::memcpy(&y0, r1 + 2 * q, 32);
+    std::memcpy(&y1, r1 + 2 * q + 8, 32);
+    std::memcpy(&gv, gr + q, 32);
+    const V8f t0 = __builtin_shuffle(x0, x1, even), t1 = __builtin_shuffle(x0, x1, odd);
+    const V8f t2 = __builtin_shuffle(y0, y1, even), t3 = __builtin_shuffle(y0, y1, odd);
+    const V8i k1 = (t1 > t0) | (t1 != t1);
+    const V8f m1 = k1 ? t1 : t0;
+    const V8i k2 = (t2 > m1) | (t2 != t2);
+    const V8f m2 = k2 ? t2 : m1;
+    const V8i k3 = (t3 > m2) | (t3 != t3);
+    const V8f c0 = (k1 | k2 | k3) == 0 ? gv : zero, c1 = (k1 & ~(k2 | k3)) != 0 ? gv : zero;
+    const V8f c2 = (k2 & ~k3) != 0 ? gv : zero, c3 = k3 != 0 ? gv : zero;
+    float* dst[4] = {a0 + 2 * q, a0 + 2 * q + 8, a1 + 2 * q, a1 + 2 * q + 8};
+    for (int i = 0; i < 4; ++i) std::memcpy(&a[i], dst[i], 32);
+    a[0] += __builtin_shuffle(c0, c1, lo);
+    a[1] += __builtin_shuffle(c0, c1, hi);
+    a[2] += __builtin_shuffle(c2, c3, lo);
+    a[3] += __builtin_shuffle(c2, c3, hi);
+    for (int i = 0; i < 4; ++i) std::memcpy(dst[i], &a[i], 32);
+  }
+  return q;
+}
+
+// max_pool2d's input gradient: each window's gradient goes to the tap its
+// scan ends on (row-major, `v > max || isnan(v)`, padding skipped): the first
+// maximum, the last NaN when a NaN won, the first tap inside the input when
+// every tap is -inf (or the integer minimum). A thread owns whole planes and
+// adds overlapping windows' gradients in window order (A: float, double for
+// float64), so the sums do not depend on the thread count.
+template <typename T>
+void max_pool_backward_typed(const DLTensor& g, const DLTensor& x, DLTensor& gx, const Pool& p) {
+  using C = compute_t<T>;
+  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const Img in = img_of(x, "self"), go = img_of(g, "grad_output"), gi = img_of(gx, "grad_input");
+  if (go.N != in.N || go.C != in.C || gi.N != in.N || gi.C != in.C || gi.H != in.H || gi.W != in.W)
+    invalid("max_pool2d backward: grad_output, self and grad_input planes differ");
+  const T* xp = reinterpret_cast<const T*>(data_ptr(x));
+  const T* gp = reinterpret_cast<const T*>(data_ptr(g));
+  T* op = reinterpret_cast<T*>(data_ptr(gx));
+  const int64_t plane_size = in.H * in.W;
+  // Output columns whose windows lie inside the input (no clipping): [ow_a, ow_b).
+  const int64_t ow_a = std::min(go.W, (p.pw + p.sw - 1) / p.sw);
+  const int64_t last = in.W - 1 - (p.kw - 1) * p.dw + p.pw;
+  const int64_t ow_b = std::max(ow_a, last < 0 ? int64_t{0} : std::min(go.W, last / p.sw + 1));
+  // The usual 2x2 pool with stride 2 over dense rows: windows tile the input,
+  // and a window's four taps are two pairs of neighbours; the scan is written
+  // as selects over the pairs of a row (vectorized), not per window.
+  const bool pool22 = p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.dh == 1 && p.dw == 1 && in.sW == 1;
+  parallel_for(in.N * in.C, std::max<int64_t>(1, kGrainExpensive / std::max<int64_t>(1, plane_size)),
+               [&](int64_t p0, int64_t p1) {
+    thread_local std::vector<A> acc, grow;
+    if (acc.size() < static_cast<size_t>(plane_size)) acc.resize(static_cast<size_t>(plane_size));
+    if (grow.size() < static_cast<size_t>(go.W)) grow.resize(static_cast<size_t>(go.W));
+    for (int64_t plane = p0; plane < p1; ++plane) {
+      const int64_t n = plane / in.C, c = plane % in.C;
+      const T* xs = xp + n * in.sN + c * in.sC;
+      const T* gs = gp + n * go.sN + c * go.sC;
+      A* ac = acc.data();
+      std::fill(ac, ac + plane_size, A(0));
+      for (int64_t oh = 0; oh < go.H; ++oh) {
+        const int64_t h0 = oh * p.sh - p.ph;
+        const Taps ti = taps_inside(h0, p.kh, p.dh, in.H);
+        if (ti.hi <= ti.lo) continue;
+        // One window, tap by tap.
+        auto window = [&](int64_t ow, Taps tj) {
+          if (tj.hi <= tj.lo) return;
+          const int64_t w0 = ow * p.sw - p.pw;
+          int64_t best = (h0 + ti.lo * p.dh) * in.W + (w0 + tj.lo * p.dw);
+          C m = static_cast<C>(xs[(h0 + ti.lo * p.dh) * in.sH + (w0 + tj.lo * p.dw) * in.sW]);
+          for (int64_t i = ti.lo; i < ti.hi; ++i) {
+            const int64_t ih = h0 + i * p.dh;
+            for (int64_t j = tj.lo; j < tj.hi; ++j) {
+              const int64_t iw = w0 + j * p.dw;
+              const C v = static_cast<C>(xs[ih * in.sH + iw * in.sW]);
+              const bool take = (v > m) | (v != v);
+              m = take ? v : m;
+              best = take ? ih * in.W + iw : best;
+            }
+          }
+          ac[best] += static_cast<A>(static_cast<C>(gs[oh * go.sH + ow * go.sW]));
+        };
+        if (pool22 && ti.lo == 0 && ti.hi == 2 && ow_b > ow_a) {
+          const int64_t nq = ow_b - ow_a, c0 = ow_a * 2 - p.pw;
+          A* gr = grow.data();
+          for (int64_t q = 0; q < nq; ++q) gr[q] = static_cast<A>(static_cast<C>(gs[oh * go.sH + (ow_a + q) * go.sW]));
+          const T* r0 = xs + h0 * in.sH + c0;
+          const T* r1 = r0 + in.sH;
+          A* a0 = ac + h0 * in.W + c0;
+          A* a1 = a0 + in.W;
+          int64_t q = 0;
+          if constexpr (std::is_same_v<T, float>) q = pool22_backward_float8(r0, r1, gr, a0, a1, nq);
+          for (; q < nq; ++q) {
+            const C t0 = static_cast<C>(r0[2 * q]), t1 = static_cast<C>(r0[2 * q + 1]);
+            const C t2 = static_cast<C>(r1[2 * q]), t3 = static_cast<C>(r1[2 * q + 1]);
+            // k: the tap beats the taps before it; the winner is the last tap that does.
+            const bool k1 = (t1 > t0) | (t1 != t1);
+            const C m1 = k1 ? t1 : t0;
+            const bool k2 = (t2 > m1) | (t2 != t2);
+            const C m2 = k2 ? t2 : m1;
+            const bool k3 = (t3 > m2) | (t3 != t3);
+            const A gv = gr[q];
+            a0[2 * q] += !(k1 | k2 | k3) ? gv : A(0);
+            a0[2 * q + 1] += (k1 & !(k2 | k3)) ? gv : A(0);
+            a1[2 * q] += (k2 & !k3) ? gv : A(0);
+            a1[2 * q + 1] += k3 ? gv : A(0);
+          }
+          for (int64_t ow = 0; ow < ow_a; ++ow) window(ow, taps_inside(ow * p.sw - p.pw, p.kw, p.dw, in.W));
+          for (int64_t ow = ow_b; ow < go.W; ++ow) window(ow, taps_inside(ow * p.sw - p.pw, p.kw, p.dw, in.W));
+          continue;
+        }
+        for (int64_t ow = 0; ow < go.W; ++ow) {
+          const bool interior = ow >= ow_a && ow < ow_b;
+          window(ow, interior ? Taps{0, p.kw} : taps_inside(ow * p.sw - p.pw, p.kw, p.dw, in.W));
+        }
+      }
+      T* os = op + n * gi.sN + c * gi.sC;
+      for (int64_t ih = 0; ih < in.H; ++ih)
+        for (int64_t iw = 0; iw < in.W; ++iw) os[ih * gi.sH + iw * gi.sW] = convert<T>(ac[ih * in.W + iw]);
+    }
+  });
+}
+
+// The INT_LIST of 8 pool parameters at argument `index` (1 for the pools).
+Pool pool_params(const TsrKernelCall& call, size_t index = 1) {
+  const int64_t* v = int_list(call, index, "params", 8);
   const Pool p{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
   if (p.kh <= 0 || p.kw <= 0 || p.sh <= 0 || p.sw <= 0 || p.dh <= 0 || p.dw <= 0 || p.ph < 0 || p.pw < 0)
     invalid("pooling: kernel_size, stride and dilation must be positive and padding non-negative");
@@ -370,6 +519,22 @@ void max_pool2d_kernel(const TsrKernelCall& call) {
       invalid("max_pool2d is not defined for bool tensors");
     } else {
       max_pool_typed<T>(x, out, p);
+    }
+  });
+}
+
+void max_pool2d_backward_kernel(const TsrKernelCall& call) {
+  const DLTensor& g = tensor_arg(call, 0, "grad_output", call.dtype);
+  const DLTensor& x = tensor_arg(call, 1, "self", call.dtype);
+  DLTensor& out = output(call, 0, call.dtype);
+  check_same_shape(x, "self", out, "grad_input");
+  const Pool p = pool_params(call, 2);
+  sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("_max_pool2d_backward needs a floating dtype");
+    } else {
+      max_pool_backward_typed<T>(g, x, out, p);
     }
   });
 }

@@ -1,5 +1,5 @@
 // The CUDA plugin's nn kernels (docs/ops/nn.md): softmax, log_softmax,
-// layer_norm, _layer_norm_backward, nll_loss, _nll_loss_smoothed, max_pool2d and avg_pool2d, with
+// layer_norm, _layer_norm_backward, nll_loss, _nll_loss_smoothed, max_pool2d, _max_pool2d_backward and avg_pool2d, with
 // the cpu plugin's semantics (plugins/cpu/src/nn.cpp, nn_conv.cpp).
 //
 // softmax / log_softmax / layer_norm are fused per row. A dense row along the
@@ -982,8 +982,9 @@ Img img_of(const DLTensor& t, const char* name) {
   invalid(std::string("'") + name + "' must be 3-D or 4-D, got shape " + sdk::shape_text(t));
 }
 
-Pool pool_params(const TsrKernelCall& call) {
-  const sdk::IntList v = sdk::int_list_arg(call, 1, "params");
+// The INT_LIST of 8 pool parameters at argument `index` (1 for the pools).
+Pool pool_params(const TsrKernelCall& call, size_t index = 1) {
+  const sdk::IntList v = sdk::int_list_arg(call, index, "params");
   if (v.size != 8) invalid("argument 'params' must be a list of 8 ints");
   const Pool p{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
   if (p.kh <= 0 || p.kw <= 0 || p.sh <= 0 || p.sw <= 0 || p.dh <= 0 || p.dw <= 0 || p.ph < 0 || p.pw < 0)
@@ -1111,6 +1112,83 @@ void max_pool2d_kernel(const TsrKernelCall& call) {
   });
 }
 
+// _max_pool2d_backward, one thread per input element: it visits the windows
+// holding it (in the row-major order of the windows, as cpu adds them), finds
+// each one's winning tap as max_pool2d's scan does (the first maximum, the last
+// NaN, the first tap inside the input when none beats it), and sums the
+// gradients of the windows it wins. No atomics: the same bits every run.
+template <typename T>
+__global__ void max_pool_backward_kernel(const T* __restrict__ g, const T* __restrict__ x, T* __restrict__ gx, Img in,
+                                         Img go, Pool p, int64_t total) {
+  using C = compute_t<T>;
+  const int64_t step = int64_t{gridDim.x} * blockDim.x;
+  for (int64_t idx = int64_t{blockIdx.x} * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const int64_t iw = idx % in.W;
+    int64_t rest = idx / in.W;
+    const int64_t ih = rest % in.H;
+    rest /= in.H;
+    const int64_t c = rest % in.C, n = rest / in.C;
+    const T* xs = x + n * in.sN + c * in.sC;
+    const T* gs = g + n * go.sN + c * go.sC;
+    C acc = C(0);
+    for (int64_t a = p.kh - 1; a >= 0; --a) {
+      const int64_t th = ih + p.ph - a * p.dh;
+      if (th < 0 || th % p.sh != 0 || th / p.sh >= go.H) continue;
+      const int64_t oh = th / p.sh, h0 = oh * p.sh - p.ph;
+      int64_t i0, i1;
+      taps_inside(h0, p.kh, p.dh, in.H, i0, i1);
+      for (int64_t b = p.kw - 1; b >= 0; --b) {
+        const int64_t tw = iw + p.pw - b * p.dw;
+        if (tw < 0 || tw % p.sw != 0 || tw / p.sw >= go.W) continue;
+        const int64_t ow = tw / p.sw, w0 = ow * p.sw - p.pw;
+        int64_t j0, j1;
+        taps_inside(w0, p.kw, p.dw, in.W, j0, j1);
+        int64_t bh = h0 + i0 * p.dh, bw = w0 + j0 * p.dw;
+        C m = load(xs[bh * in.sH + bw * in.sW]);
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t hh = h0 + i * p.dh;
+          for (int64_t j = j0; j < j1; ++j) {
+            const int64_t ww = w0 + j * p.dw;
+            const C v = load(xs[hh * in.sH + ww * in.sW]);
+            if (v > m || isnan(v)) {
+              m = v;
+              bh = hh;
+              bw = ww;
+            }
+          }
+        }
+        if (bh == ih && bw == iw) acc += load(gs[oh * go.sH + ow * go.sW]);
+      }
+    }
+    gx[idx] = store<T>(acc);
+  }
+}
+
+void max_pool2d_backward_kernel(const TsrKernelCall& call) {
+  const DLTensor& g = sdk::tensor_arg(call, 0, "grad_output", call.dtype);
+  const DLTensor& x = sdk::tensor_arg(call, 1, "self", call.dtype);
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  sdk::check_same_shape(x, "self", out, "grad_input");
+  if (!is_dense(out)) invalid("grad_input must be contiguous");
+  const Pool p = pool_params(call, 2);
+  const Img in = img_of(x, "self"), go = img_of(g, "grad_output");
+  if (go.N != in.N || go.C != in.C) invalid("max_pool2d backward: grad_output and self planes differ");
+  const int64_t total = sdk::numel(out);
+  if (total == 0) return;
+  DeviceScope scope(call.device_index);
+  const cudaStream_t stream = stream_of(call);
+  dispatch(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      invalid("_max_pool2d_backward needs a floating dtype");
+    } else {
+      max_pool_backward_kernel<T><<<grid_for(total, kThreads), kThreads, 0, stream>>>(
+          data_as<const T>(g), data_as<const T>(x), data_as<T>(out), in, go, p, total);
+      check_launch("_max_pool2d_backward kernel launch");
+    }
+  });
+}
+
 void avg_pool2d_kernel(const TsrKernelCall& call) {
   const DLTensor& x = sdk::tensor_arg(call, 0, "self", call.dtype);
   DLTensor& out = sdk::output(call, 0, call.dtype);
@@ -1145,6 +1223,8 @@ void register_nn(const sdk::Host& host) {
   host.register_kernel("nll_loss", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, nll_loss_kernel_entry>);
   host.register_kernel("_nll_loss_smoothed", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, nll_loss_kernel_entry>);
   host.register_kernel("max_pool2d", "cuda", kFloatMask | kIntMask, &sdk::kernel_entry<kCuda, max_pool2d_kernel>);
+  host.register_kernel("_max_pool2d_backward", "cuda", kFloatMask,
+                       &sdk::kernel_entry<kCuda, max_pool2d_backward_kernel>);
   host.register_kernel("avg_pool2d", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, avg_pool2d_kernel>);
 }
 
