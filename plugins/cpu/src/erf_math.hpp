@@ -17,24 +17,14 @@
 #pragma once
 
 #include "isa.hpp"
+#include "exp_math.hpp"
 #include "sleef_math.hpp"
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace erfmath {
 
 using sleef::VecF;
-using VecI = int32_t __attribute__((vector_size(sizeof(VecF))));
 
-// a * b + c: one FMA where the level has it (halves the polynomials' latency
-// chains), two roundings on the SSE2 baseline.
-TSR_SLEEF_INLINE VecF mul_add(VecF a, VecF b, float c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_ps(a, b, _mm512_set1_ps(c));
-#elif defined(__AVX2__) && defined(__FMA__)
-  return _mm256_fmadd_ps(a, b, _mm256_set1_ps(c));
-#else
-  return a * b + c;
-#endif
-}
+using expmath::mul_add;
 
 inline constexpr float kSmall = 0.9f;
 // erf rounds to +-1 from |z| = 3.92 on; the tail is evaluated at min(|z|, kClamp).
@@ -55,31 +45,6 @@ TSR_SLEEF_INLINE VecF erf_small(VecF z) {
 }
 
 
-// e^q for -170 <= q <= 2, within about 1 ulp, subnormal results included.
-// Inline rather than SLEEF's exp: a call makes every live vector register
-// spill (all are caller-saved), which cost more than the exp itself here.
-// q = n ln2 + r, |r| <= ln2 / 2 (ln2 split so n * kLn2Hi is exact);
-// e^r = 1 + r + r^2 Q(r), Q our least-squares fit; 2^n applied in two halves
-// so that each factor stays a normal float and the product rounds once.
-TSR_SLEEF_INLINE VecF exp_tail(VecF q) {
-  constexpr float kLog2e = 1.44269504f, kShift = 12582912.0f;  // 1.5 * 2^23: rounds to an integer
-  constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
-  const VecF nf = mul_add(q, VecF{} + kLog2e, kShift) - kShift;
-  const VecF r = (q - nf * kLn2Hi) - nf * kLn2Lo;
-  VecF p = mul_add(r, VecF{} + 0.00139336521f, 0.00836318173f);
-  p = mul_add(p, r, 0.0416664667f);
-  p = mul_add(p, r, 0.166665763f);
-  p = mul_add(p, r, 0.5f);
-  p = 1.0f + (r + (r * r) * p);
-#if defined(__AVX512F__)
-  return _mm512_scalef_ps(p, nf);  // p 2^n in one instruction, rounded once
-#else
-  const VecI n = __builtin_convertvector(nf, VecI);
-  const VecI n1 = n >> 1, n2 = n - n1;
-  return p * (VecF)((n1 + 127) << 23) * (VecF)((n2 + 127) << 23);
-#endif
-}
-
 // erfc(a) for kSmall <= a <= kErfcClamp.
 TSR_SLEEF_INLINE VecF erfc_tail(VecF a) {
   const VecF t = 2.0f / (2.0f + a);
@@ -92,7 +57,7 @@ TSR_SLEEF_INLINE VecF erfc_tail(VecF a) {
   const VecF p89 = mul_add(t, VecF{} + 0.196191207f, -0.973903894f);
   const VecF p03 = p23 * t2 + p01, p47 = p67 * t2 + p45;
   const VecF p = (p89 * t4 + p47) * t4 + p03;
-  return t * exp_tail(-(a * a) + p);
+  return t * expmath::exp_core(-(a * a) + p);
 }
 
 TSR_SLEEF_INLINE VecF abs(VecF x) { return x < 0.0f ? -x : x; }

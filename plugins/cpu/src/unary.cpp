@@ -3,11 +3,13 @@
 // out is bool. float16/bfloat16 compute in float32 and round once. The
 // transcendental functions run on whole vectors: SLEEF (sleef_math.hpp) for
 // most, vec_math.hpp for expm1, log and tanh where FMA makes it faster,
-// erf_math.hpp for float32 erf and exact gelu.
+// erf_math.hpp for float32 erf and exact gelu, exp_math.hpp for float32 exp,
+// sigmoid and silu.
 #include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
 #include "erf_math.hpp"
+#include "exp_math.hpp"
 #include "kernels.hpp"
 #include "sleef_math.hpp"
 #include "vec_math.hpp"
@@ -71,7 +73,25 @@ inline constexpr int64_t kGrainSleef = int64_t{1} << 15;
 // tanh: vec_math.hpp stays where std::fma is an instruction (AVX-512 float32:
 // expm1 0.64 against SLEEF's 1.9 ns, log 0.66 against 0.94, tanh 1.2 against
 // 2.6); on the SSE2 baseline its std::fma is a libm call and SLEEF is 3-10x faster.
-TSR_VECTOR_OP(Exp, exp(x))
+// float32 exp, sigmoid and silu: exp_math.hpp's inlined exp (the SLEEF call
+// cost more than the arithmetic); float64 keeps SLEEF.
+template <typename C, typename V>
+TSR_SLEEF_INLINE V exp_of(V x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return expmath::exp(x);
+  } else {
+    return sleef::exp(x);
+  }
+}
+template <typename C, typename V>
+TSR_SLEEF_INLINE V sigmoid_of(V x) {
+  if constexpr (std::is_same_v<C, float>) {
+    return expmath::sigmoid(x);
+  } else {
+    return sleef::sigmoid<C>(x);
+  }
+}
+TSR_VECTOR_OP(Exp, exp_of<C>(x))
 TSR_VECTOR_OP(Exp2, exp2(x))
 #if TSR_VM_FAST
 TSR_FLOAT_OP(Expm1, kGrainVec, vm::expm1(x))
@@ -96,8 +116,8 @@ TSR_VECTOR_OP(Sinh, sinh<C>(x))
 TSR_VECTOR_OP(Cosh, cosh<C>(x))
 // sigmoid on SLEEF's exp: faster than vec_math.hpp's (AVX-512 float32: 0.87
 // against 1.23 ns per element), same formula.
-TSR_VECTOR_OP(Sigmoid, sigmoid<C>(x))
-TSR_VECTOR_OP(Silu, x* sigmoid<C>(x))
+TSR_VECTOR_OP(Sigmoid, sigmoid_of<C>(x))
+TSR_VECTOR_OP(Silu, x* sigmoid_of<C>(x))
 // float32 erf and exact gelu: erf_math.hpp's (2.5x and 3.3x faster than SLEEF's
 // erff/erfcf in a 1M-element AVX-512 loop); float64 keeps SLEEF.
 template <typename C, typename V>
