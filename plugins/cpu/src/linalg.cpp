@@ -46,6 +46,15 @@ inline T& at(const Mat& m, int64_t b, int64_t r, int64_t c) {
 
 inline bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+// Batched products of up to this many multiply-adds each are spread over
+// threads by batch (each one serial); larger ones thread inside BLAS.
+inline constexpr int64_t kBatchParallelMaxWork = int64_t{256} * 256 * 256;
+// Batches per thread: at least ~1M multiply-adds each (a thread's wake-up is
+// worth a few microseconds).
+inline int64_t batch_grain(int64_t work_per_batch) {
+  return std::max<int64_t>(1, (int64_t{1} << 20) / std::max<int64_t>(1, work_per_batch));
+}
+
 // Up to this many multiply-adds per matrix, float32 products use small_sgemm
 // (measured single-threaded on AVX2 against OpenBLAS 0.3.21: ~1.3x faster at
 // 64^3, even at 256^3, slower at 512^3 and beyond, where BLAS's full packing
@@ -297,8 +306,10 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
       const float* ad = reinterpret_cast<const float*>(a.data);
       const float* bd = reinterpret_cast<const float*>(b.data);
       float* cd = reinterpret_cast<float*>(c.data);
-      for (int64_t bi = 0; bi < batch; ++bi)
-        small_sgemm::gemm(M, N, K, ad + bi * a.sb, a.sr, a.sc, bd + bi * b.sb, b.sr, cd + bi * c.sb, c.sr);
+      parallel_for(batch, batch_grain(M * N * K), [&](int64_t b0, int64_t b1) {
+        for (int64_t bi = b0; bi < b1; ++bi)
+          small_sgemm::gemm(M, N, K, ad + bi * a.sb, a.sr, a.sc, bd + bi * b.sb, b.sr, cd + bi * c.sb, c.sr);
+      });
       return;
     }
   }
@@ -323,9 +334,20 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
     c_sb = M * N;
     ldc = N;
   }
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    gemm(A.trans, B.trans, M, N, K, A.data + bi * A.batch_stride, A.ld, B.data + bi * B.batch_stride, B.ld,
-         cdata + bi * c_sb, ldc);
+  auto products = [&](int64_t b0, int64_t b1) {
+    for (int64_t bi = b0; bi < b1; ++bi) {
+      gemm(A.trans, B.trans, M, N, K, A.data + bi * A.batch_stride, A.ld, B.data + bi * B.batch_stride, B.ld,
+           cdata + bi * c_sb, ldc);
+    }
+  };
+  // Many small products: one thread per group of batches, each GEMM on one
+  // thread (OpenBLAS's OpenMP build stays serial inside a parallel region).
+  // Waking BLAS's team for every 128^3 product of a bmm cost 2x PyTorch's time
+  // at 2 threads. Large products keep BLAS's own threads.
+  if (batch > 1 && M * N * K <= kBatchParallelMaxWork) {
+    parallel_for(batch, batch_grain(M * N * K), products);
+  } else {
+    products(0, batch);
   }
   if (!direct) {
     parallel_for(batch * M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
