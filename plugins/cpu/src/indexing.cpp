@@ -67,6 +67,18 @@ void check_indices(const DLTensor& index, int64_t size, int64_t dim, bool allow_
   const int64_t lo = allow_negative ? -size : 0;
   parallel_for(it.numel(), kGrain, [&](int64_t begin, int64_t end) {
     it.for_range(begin, end, [&](char** p, const int64_t* s, int64_t len) {
+      if (s[0] == static_cast<int64_t>(sizeof(I))) {
+        // Dense run: its minimum and maximum (reductions without an exit
+        // vectorize), then the first bad value is looked up for the message.
+        const I* v = reinterpret_cast<const I*>(p[0]);
+        int64_t mn = lo, mx = lo;
+        for (int64_t k = 0; k < len; ++k) {
+          const int64_t x = static_cast<int64_t>(v[k]);
+          mn = x < mn ? x : mn;
+          mx = x > mx ? x : mx;
+        }
+        if (__builtin_expect(mn >= lo && mx < size, 1)) return;
+      }
       for (int64_t k = 0; k < len; ++k) {
         const int64_t v = *reinterpret_cast<const I*>(p[0] + k * s[0]);
         if (__builtin_expect(v < lo || v >= size, 0)) index_out_of_range(v, dim, size);
@@ -250,6 +262,15 @@ void gather_kernel(const TsrKernelCall& call) {
                            if (s[1] == 0 && s[0] == kS && s[2] == kS) {  // one index for a dense run: a row copy
                              const int64_t i = *reinterpret_cast<const I*>(p[1]);
                              std::memcpy(p[0], p[2] + i * along, static_cast<size_t>(n * kS));
+                             return;
+                           }
+                           if (s[0] == kS && s[1] == static_cast<int64_t>(sizeof(I)) && s[2] == 0) {
+                             // Along dim, dense out and index: a plain indexed load per element.
+                             S* o = reinterpret_cast<S*>(p[0]);
+                             const I* idx = reinterpret_cast<const I*>(p[1]);
+                             const char* row = p[2];
+                             for (int64_t k = 0; k < n; ++k)
+                               o[k] = *reinterpret_cast<const S*>(row + static_cast<int64_t>(idx[k]) * along);
                              return;
                            }
                            for (int64_t k = 0; k < n; ++k) {
