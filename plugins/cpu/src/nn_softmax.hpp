@@ -5,7 +5,7 @@
 // or the shift (x - max) - log(sum) (log_softmax). exp is a branch-free
 // polynomial (Cody-Waite range reduction to |r| <= ln2/2, a degree-6
 // polynomial of e^r, 2^n through the exponent bits): ~1 ulp, 8 lanes per AVX2
-// instruction. Arguments are x - max <= 0, NaN stays NaN, and anything below
+// instruction (16 per AVX-512 one, the same bits). Arguments are x - max <= 0, NaN stays NaN, and anything below
 // the float range flushes to 0 (so -inf entries get exactly 0). double rows use
 // std::exp. Without AVX2 the scalar form runs in loops GCC vectorizes (SSE2),
 // with a * b + c in place of FMA there (within an ulp of the AVX2 bits). Also
@@ -108,6 +108,33 @@ inline __m256 exp_avx2(__m256 x) {
   return _mm256_andnot_ps(under, y);
 }
 
+#if defined(__AVX512F__)
+// GCC 12's own intrinsics (min, max, roundscale) pass _mm512_undefined_ps()
+// as a masked-off source and then warn about it (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// exp_avx2's steps on 16 lanes: the same bits per element.
+inline __m512 exp_avx512(__m512 x) {
+  const __mmask16 under = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kExpLow), _CMP_LT_OQ);
+  x = _mm512_min_ps(_mm512_set1_ps(kExpHigh), x);  // NaN survives, as in exp_avx2
+  x = _mm512_max_ps(_mm512_set1_ps(kExpLow), x);
+  const __m512 n =
+      _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), r);
+  __m512 p = _mm512_set1_ps(kP0);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
+  p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_maskz_mul_ps(static_cast<__mmask16>(~under), p, _mm512_castsi512_ps(e));
+}
+#pragma GCC diagnostic pop
+#endif
+
 inline float hmax(__m256 v) {
   __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   m = _mm_max_ps(m, _mm_movehl_ps(m, m));
@@ -150,6 +177,21 @@ inline float exp_sum(const float* x, float* y, int64_t n, float m) {
 #ifdef TSR_NN_AVX2
   const __m256 vm = _mm256_set1_ps(m);
   __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+#if defined(__AVX512F__)
+  // One 16-lane vector per block: its low and high halves are s0 and s1 of
+  // the AVX2 loop below, so the sums (and bits) are the same.
+  const __m512 vm16 = _mm512_set1_ps(m);
+  __m512 s16 = _mm512_setzero_ps();
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + i), vm16));
+    if constexpr (Store) _mm512_storeu_ps(y + i, e);
+    s16 = _mm512_add_ps(s16, e);
+  }
+  alignas(64) float halves[16];  // (GCC 12 warns on its own extract intrinsics)
+  _mm512_store_ps(halves, s16);
+  s0 = _mm256_load_ps(halves);
+  s1 = _mm256_load_ps(halves + 8);
+#endif
   for (; i + 16 <= n; i += 16) {
     const __m256 e0 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
     const __m256 e1 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
