@@ -263,3 +263,31 @@ def test_errors():
         tessera.masked_fill(a, tessera.zeros(2, dtype=tessera.bool), 1, out=tessera.zeros(3, 2, dtype=tessera.int32))
     with pytest.raises(NotImplementedError, match=r"masked_select"):
         tessera.masked_select(tessera.zeros(2, device="meta"), tessera.zeros(2, dtype=tessera.bool, device="meta"))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_index_add_whole_rows_in_index_order(dtype):
+    """index_add_ along dim 0 of a 2-D tensor (the embedding backward): rows
+    added in index order, repeated indices included, from dense rows and from
+    rows of one value (an expanded gradient); np.add.at adds in the same
+    order, so the sums agree bit for bit."""
+    rng = np.random.default_rng(4)
+    rows, cols, n = 50, 67, 300
+    idx = rng.integers(0, rows, n)
+    idx[:10] = 3  # repeats
+    base = (rng.standard_normal((rows, cols)) * 4).astype(dtype)
+    src = (rng.standard_normal((n, cols)) * 4).astype(dtype)
+    for source, src_np in [(to_t(src), src), (to_t(src[:, :1]).expand([n, cols]), np.broadcast_to(src[:, :1], (n, cols)))]:
+        want = base.copy()
+        np.add.at(want, idx, src_np)
+        t = to_t(base.copy())
+        t.index_add_(0, to_t(idx.astype(np.int64)), source)
+        np.testing.assert_array_equal(np.asarray(t.to(tessera.float64) if dtype == np.float16 else t),
+                                      want.astype(np.float64) if dtype == np.float16 else want)
+    # Out-of-range indices are refused before anything is written.
+    t = to_t(base.copy())
+    bad = idx.copy()
+    bad[-1] = rows
+    with pytest.raises(IndexError, match="index_add_"):
+        t.index_add_(0, to_t(bad.astype(np.int64)), to_t(src))
+    np.testing.assert_array_equal(np.asarray(t.to(tessera.float64)), base.astype(np.float64))

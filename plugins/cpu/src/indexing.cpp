@@ -298,6 +298,15 @@ storage_t<T> scalar_as(const TsrValue& v) {
   }
 }
 
+// 2-D, dim 0, the index constant along dim 1 (index_add_'s expanded 1-D
+// index), self with dense rows and src with dense or constant (stride 0)
+// rows: scatter whole rows.
+bool rows_along_dim0(const DLTensor& self, const DLTensor& index, const DLTensor& src, int32_t dim) {
+  return dim == 0 && self.ndim == 2 && index.ndim == 2 && src.ndim == 2 && index.strides[1] == 0 &&
+         (src.strides[1] == 1 || src.strides[1] == 0 || src.shape[1] == 1) &&
+         (self.strides[1] == 1 || self.shape[1] == 1) && self.shape[1] == index.shape[1];
+}
+
 // scatter_ / scatter_add_ (and index_add_): self[..index[..i..]..] (+)= src[..i..],
 // src a tensor of index's shape or a scalar value; outputs[0] is self.
 template <bool Add>
@@ -331,6 +340,30 @@ void scatter_kernel(const TsrKernelCall& call) {
       if (src_v.tag == TSR_VALUE_TENSOR) {
         const DLTensor& src = tensor_arg(call, 3, "src", call.dtype);
         check_same_shape(src, "src", index, "index");
+        if (rows_along_dim0(self, index, src, dim)) {
+          // index_add_ / scatter_ of whole rows (index constant along dim 1,
+          // src and self rows dense): self[index[r], :] (+)= src[r, :], row by
+          // row in index order, threads splitting the columns, so every element
+          // sees its updates in the same order as the general path.
+          const int64_t rows = index.shape[0], cols = index.shape[1];
+          const char* sp = data_ptr(src);
+          char* dp = data_ptr(self);
+          const char* ip = data_ptr(index);
+          parallel_for(cols, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, rows)), [&](int64_t c0, int64_t c1) {
+            for (int64_t r = 0; r < rows; ++r) {
+              const int64_t i = *reinterpret_cast<const I*>(ip + r * index.strides[0] * static_cast<int64_t>(sizeof(I)));
+              S* d = reinterpret_cast<S*>(dp) + i * self.strides[0];
+              const S* v = reinterpret_cast<const S*>(sp) + r * src.strides[0];
+              if (src.strides[1] == 0 && src.shape[1] > 1) {  // a row of one value (an expanded gradient)
+                const S x = v[0];
+                for (int64_t c = c0; c < c1; ++c) d[c] = combine(d[c], x);
+              } else {
+                for (int64_t c = c0; c < c1; ++c) d[c] = combine(d[c], v[c]);
+              }
+            }
+          });
+          return;
+        }
         for_each_element<3>(index.ndim, index.shape, dim,
                                   {line_operand(self), line_operand(index), line_operand(src)}, line_operand(src),
                                   [&](char* const* p, const int64_t* s, int64_t k) {
