@@ -10,8 +10,6 @@
 #include <algorithm>
 
 #include "../checked_math.h"
-#include "../device_registry.h"
-#include "../plugin_kernels.h"
 #include "../structured.h"
 #include "ops.h"
 
@@ -566,9 +564,7 @@ bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, In
                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                 Tensor& out) {
   const Operator& op = op_max_pool2d_backward();
-  const bool runs = device_entry(self.device()).no_storage() ||
-                    find_plugin_kernel(op, self.device().type(), self.scalar_type()) != nullptr;
-  if (!runs) return false;
+  if (!runs_on(op, self.device(), self.scalar_type())) return false;
   const IValue args[7] = {V::of(grad_output), V::of(self),    V::of(kernel_size), V::of(stride),
                           V::of(padding),     V::of(dilation), V::of(ceil_mode)};
   Frame frame{args, 7, &out, 1};
@@ -579,9 +575,7 @@ bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, In
 bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
                                const Tensor& weight, double eps, bool input_grad, bool affine_grads, Tensor (&out)[3]) {
   const Operator& op = op_layer_norm_backward();
-  const bool runs = device_entry(input.device()).no_storage() ||
-                    find_plugin_kernel(op, input.device().type(), input.scalar_type()) != nullptr;
-  if (!runs) return false;
+  if (!runs_on(op, input.device(), input.scalar_type())) return false;
   const IValue args[7] = {V::of(grad_output), V::of(input), V::of(normalized_shape),
                           weight.defined() ? V::of(weight) : V::none(), V::of(eps), V::of(input_grad),
                           V::of(affine_grads)};

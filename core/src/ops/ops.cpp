@@ -1,13 +1,19 @@
 // What the op families share (ops.h): declaring every op when libtessera loads,
-// out= forms, numbers given in place of tensors.
+// out= forms, numbers given in place of tensors, whether a kernel op can run.
 #include <tessera/error.h>
 
 #include "../autograd/rules.h"
+#include "../device_registry.h"
+#include "../plugin_kernels.h"
 #include "../structured.h"
 #include "ops.h"
 #include "out_target.h"
 
 namespace tessera::ops {
+
+bool runs_on(const Operator& op, Device device, ScalarType dtype) {
+  return device_entry(device).no_storage() || find_plugin_kernel(op, device.type(), dtype) != nullptr;
+}
 
 void declare_all_ops() {
   declare_unary_ops();

@@ -61,6 +61,12 @@ inline Tensor& call_inplace(Tensor& self, const Operator& op, const IValue (&arg
 bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef normalized_shape,
                                const Tensor& weight, double eps, bool input_grad, bool affine_grads, Tensor (&out)[3]);
 
+/// Whether a structured `op` can run on `device` in `dtype`: a plugin kernel
+/// is registered for them, or the device stores nothing (meta: only the rule
+/// runs). Composites and derivatives ask before calling an internal kernel op
+/// (_clamp, _layer_norm_backward, _max_pool2d_backward) and compose otherwise.
+bool runs_on(const Operator& op, Device device, ScalarType dtype);
+
 /// max_pool2d's input gradient in one _max_pool2d_backward call (nn.cpp),
 /// into `out`; the pool's arguments as the forward call gave them. Returns
 /// false, computing nothing, when self's device has no kernel for it in self's

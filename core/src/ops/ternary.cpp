@@ -6,9 +6,7 @@
 #include <tessera/error.h>
 #include <tessera/tensor.h>
 
-#include "../device_registry.h"
 #include "../meta_helpers.h"
-#include "../plugin_kernels.h"
 #include "../structured.h"
 #include "ops.h"
 #include "out_target.h"
@@ -153,7 +151,7 @@ bool fuses(const Tensor& self, const Tensor& lo, const Tensor& hi) {
   if (self.dim() == 0 || result_type({self.unsafeGetTensorImpl(), lo.unsafeGetTensorImpl()}) != t ||
       result_type({self.unsafeGetTensorImpl(), hi.unsafeGetTensorImpl()}) != t)
     return false;
-  return device_entry(self.device()).no_storage() || find_plugin_kernel(op__clamp(), self.device().type(), t) != nullptr;
+  return runs_on(op__clamp(), self.device(), t);
 }
 
 // clamp(self, min=None, max=None) = minimum(maximum(self, min), max).
