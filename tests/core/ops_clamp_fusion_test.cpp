@@ -148,6 +148,13 @@ TEST(ClampFusion, OutIsWrittenByTheKernel) {
   EXPECT_EQ(kernels_of([&] { clamp_out(out, x, lo, hi); }), Names{"_clamp"});
   EXPECT_EQ(out.data_ptr(), data);
   expect_same(out, composite(x, lo, hi));
+  // One bound: maximum / minimum write into out.
+  const Tensor row = full({13}, -0.25f), col = full({4, 1}, 0.5f);
+  EXPECT_EQ(kernels_of([&] { clamp_min_out(out, x, row); }), Names{"maximum"});
+  EXPECT_EQ(out.data_ptr(), data);
+  expect_same(out, maximum(x, row));
+  EXPECT_EQ(kernels_of([&] { clamp_max_out(out, x, col); }), Names{"minimum"});
+  expect_same(out, minimum(x, col));
   // out of another dtype: computed, then copied.
   Tensor wide = empty({4, 13}, TensorOptions(kDouble));
   EXPECT_EQ(kernels_of([&] { clamp_out(wide, x, lo, hi); }), (Names{"_clamp", "copy_"}));

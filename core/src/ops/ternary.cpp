@@ -328,16 +328,16 @@ Tensor& clamp_out(Tensor& out, const Tensor& self, const std::optional<Scalar>& 
   return ops::out_form("_clamp", out, [&] { return clamp(self, min, max); }, "clamp");
 }
 Tensor& clamp_min_out(Tensor& out, const Tensor& self, const Tensor& min) {
-  return ops::out_form("clamp_min", out, [&] { return clamp_min(self, min); });
+  return ops::out_form("maximum", out, [&] { return clamp_min(self, min); }, "clamp_min");
 }
 Tensor& clamp_min_out(Tensor& out, const Tensor& self, const Scalar& min) {
-  return ops::out_form("clamp_min", out, [&] { return clamp_min(self, min); });
+  return ops::out_form("maximum", out, [&] { return clamp_min(self, min); }, "clamp_min");
 }
 Tensor& clamp_max_out(Tensor& out, const Tensor& self, const Tensor& max) {
-  return ops::out_form("clamp_max", out, [&] { return clamp_max(self, max); });
+  return ops::out_form("minimum", out, [&] { return clamp_max(self, max); }, "clamp_max");
 }
 Tensor& clamp_max_out(Tensor& out, const Tensor& self, const Scalar& max) {
-  return ops::out_form("clamp_max", out, [&] { return clamp_max(self, max); });
+  return ops::out_form("minimum", out, [&] { return clamp_max(self, max); }, "clamp_max");
 }
 Tensor Tensor::clamp(const std::optional<Tensor>& min, const std::optional<Tensor>& max) const {
   return tessera::clamp(*this, min, max);
