@@ -426,9 +426,9 @@ void max_pool_backward_typed(const DLTensor& g, const DLTensor& x, DLTensor& gx,
   const bool pool22 = p.kh == 2 && p.kw == 2 && p.sh == 2 && p.sw == 2 && p.dh == 1 && p.dw == 1 && in.sW == 1;
   parallel_for(in.N * in.C, std::max<int64_t>(1, kGrainExpensive / std::max<int64_t>(1, plane_size)),
                [&](int64_t p0, int64_t p1) {
-    thread_local std::vector<A> acc, grow;
-    if (acc.size() < static_cast<size_t>(plane_size)) acc.resize(static_cast<size_t>(plane_size));
-    if (grow.size() < static_cast<size_t>(go.W)) grow.resize(static_cast<size_t>(go.W));
+    // Per call, not thread_local: a plane can be large, and a kept buffer
+    // would hold the largest one ever seen for the life of the thread.
+    std::vector<A> acc(static_cast<size_t>(plane_size)), grow(static_cast<size_t>(go.W));
     for (int64_t plane = p0; plane < p1; ++plane) {
       const int64_t n = plane / in.C, c = plane % in.C;
       const T* xs = xp + n * in.sN + c * in.sC;
