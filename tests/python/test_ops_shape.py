@@ -345,13 +345,16 @@ def test_meta_device():
     assert m.tril().device == m.device
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.int64, np.float64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.int32, np.int64, np.float64])
 @pytest.mark.parametrize("shape,perm", [((33, 70), (1, 0)), ((1024, 96), (1, 0)), ((31, 32), (1, 0)),
                                          ((3, 40, 65), (0, 2, 1)), ((40, 3, 65), (2, 1, 0)),
-                                         ((2, 3, 33, 34), (1, 0, 3, 2)), ((64, 64), (1, 0))])
+                                         ((2, 3, 33, 34), (1, 0, 3, 2)), ((64, 64), (1, 0)),
+                                         ((48, 80), (1, 0)), ((16, 17), (1, 0)), ((2, 56, 24), (0, 2, 1))])
 def test_transposing_copies(dtype, shape, perm):
-    # contiguous() of a permuted view takes the cpu plugin's tiled transpose when the
-    # two innermost dims swap; every element must land where NumPy puts it.
+    # contiguous() of a permuted view takes the cpu plugin's transposing copy when the
+    # two innermost dims swap (4-byte elements in register blocks of 16, 8 or 4 by
+    # level, the edges and other sizes element by element); every element must land
+    # where NumPy puts it.
     rng = np.random.default_rng(7)
     a = rng.integers(0, 250, size=shape).astype(dtype)
     t = to_t(a).permute(*perm)

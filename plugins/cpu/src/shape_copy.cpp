@@ -5,6 +5,7 @@
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
+#include "transpose_block.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -17,28 +18,51 @@ namespace {
 // went from 1.64x to 0.92x PyTorch's time at 2 threads with 1 MiB.
 constexpr int64_t kParallelCopyBytes = int64_t{1} << 20;
 
-// Square tiles of a transposing copy: kTile^2 elements of each side stay in L1.
-constexpr int64_t kTile = 32;
+// A transposing copy works in bands of kBand dst rows; within a band, on
+// kBand x kBand squares: 4-byte elements through transpose_block.hpp's
+// register blocks, others (and the edges) element by element in kEdgeTile
+// squares, small enough that the rows they touch stay in L1 even when they all
+// map to one set (rows a multiple of 4 KiB apart).
+constexpr int64_t kBand = 16;
+constexpr int64_t kEdgeTile = 8;
+static_assert(kTransposeBlock == 0 || kBand % kTransposeBlock == 0, "a band is whole register blocks");
+
+// dst[i1][i0] = src[i0][i1] for i1 in [i1_begin, i1_end), i0 in [i0_begin, n0), element by element.
+template <typename U>
+void transpose_elements(char* d, const char* s, int64_t d1, int64_t s0, int64_t i1_begin, int64_t i1_end,
+                        int64_t i0_begin, int64_t n0) {
+  constexpr int64_t kSize = static_cast<int64_t>(sizeof(U));
+  for (int64_t t0 = i0_begin; t0 < n0; t0 += kEdgeTile) {
+    const int64_t t0_end = std::min(n0, t0 + kEdgeTile);
+    for (int64_t t1 = i1_begin; t1 < i1_end; t1 += kEdgeTile) {
+      const int64_t t1_end = std::min(i1_end, t1 + kEdgeTile);
+      for (int64_t i1 = t1; i1 < t1_end; ++i1) {
+        U* out = reinterpret_cast<U*>(d + i1 * d1);
+        const char* in = s + i1 * kSize;
+        for (int64_t i0 = t0; i0 < t0_end; ++i0) std::memcpy(out + i0, in + i0 * s0, sizeof(U));
+      }
+    }
+  }
+}
 
 // A copy whose two innermost (simplified) dims are swapped between dst and src
 // (t().contiguous(), permute(...).contiguous()): dst dense along dim 0, src
 // dense along dim 1. Element by element, every read of src would touch a new
-// cache line; tile by tile, both sides reuse each line they load (1024^2
-// float32: 4x faster). Outer dims, if any, are walked by their index.
+// cache line; square by square, both sides use whole lines. Outer dims, if
+// any, are walked by their index.
 template <typename U>
 bool copy_transposed(const sdk::StridedIter<2>& it) {
   constexpr int64_t kSize = static_cast<int64_t>(sizeof(U));
   if (it.ndim() < 2 || it.byte_stride(0, 0) != kSize || it.byte_stride(1, 1) != kSize) return false;
   const int64_t n0 = it.size(0), n1 = it.size(1);
-  if (n0 < kTile || n1 < kTile) return false;
+  if (n0 < kBand || n1 < kBand) return false;
   const int64_t d1 = it.byte_stride(1, 0), s0 = it.byte_stride(0, 1);
   int64_t outer = 1;
   for (int32_t d = 2; d < it.ndim(); ++d) outer *= it.size(d);
-  const int64_t tiles1 = (n1 + kTile - 1) / kTile;
-  // One work item: a band of kTile dst rows (dim-1 indices) of one outer slice.
-  parallel_for(outer * tiles1, std::max<int64_t>(1, kGrain / (kTile * n0)), [&](int64_t begin, int64_t end) {
+  const int64_t bands = (n1 + kBand - 1) / kBand;
+  parallel_for(outer * bands, std::max<int64_t>(1, kGrain / (kBand * n0)), [&](int64_t begin, int64_t end) {
     for (int64_t item = begin; item < end; ++item) {
-      int64_t rest = item / tiles1;
+      int64_t rest = item / bands;
       char* d = it.data(0);
       const char* s = it.data(1);
       for (int32_t dim = 2; dim < it.ndim(); ++dim) {
@@ -47,15 +71,20 @@ bool copy_transposed(const sdk::StridedIter<2>& it) {
         d += i * it.byte_stride(dim, 0);
         s += i * it.byte_stride(dim, 1);
       }
-      const int64_t i1_begin = (item % tiles1) * kTile, i1_end = std::min(n1, i1_begin + kTile);
-      for (int64_t i0_begin = 0; i0_begin < n0; i0_begin += kTile) {
-        const int64_t i0_end = std::min(n0, i0_begin + kTile);
-        for (int64_t i1 = i1_begin; i1 < i1_end; ++i1) {
-          U* out = reinterpret_cast<U*>(d + i1 * d1);
-          const char* in = s + i1 * kSize;
-          for (int64_t i0 = i0_begin; i0 < i0_end; ++i0) std::memcpy(out + i0, in + i0 * s0, sizeof(U));
+      const int64_t i1_begin = (item % bands) * kBand, i1_end = std::min(n1, i1_begin + kBand);
+      int64_t i0_done = 0;
+      if constexpr (kSize == 4 && kTransposeBlock > 0) {
+        if (i1_end - i1_begin == kBand) {
+          for (; i0_done + kBand <= n0; i0_done += kBand) {
+            for (int64_t b0 = i0_done; b0 < i0_done + kBand; b0 += kTransposeBlock) {
+              for (int64_t b1 = i1_begin; b1 < i1_end; b1 += kTransposeBlock) {
+                transpose_block4(s + b0 * s0 + b1 * kSize, s0, d + b1 * d1 + b0 * kSize, d1);
+              }
+            }
+          }
         }
       }
+      transpose_elements<U>(d, s, d1, s0, i1_begin, i1_end, i0_done, n0);
     }
   });
   return true;
