@@ -32,6 +32,21 @@ TSR_SLEEF_INLINE VecF mul_add(VecF a, VecF b, float c) {
 #endif
 }
 
+/// p 2^n for an integer-valued nf = n, -150 <= n <= 128, p in [0.5, 2]: the
+/// result rounded once, subnormals included.
+TSR_SLEEF_INLINE VecF scale_pow2(VecF p, VecF nf) {
+#if defined(__AVX512F__)
+  // One instruction (the all-ones mask form: GCC 12's unmasked one warns
+  // about its own undefined operand).
+  return _mm512_maskz_scalef_ps(static_cast<__mmask16>(0xffff), p, nf);
+#else
+  // In two halves, so each factor stays a normal float.
+  const VecI n = __builtin_convertvector(nf, VecI);
+  const VecI n1 = n >> 1, n2 = n - n1;
+  return p * (VecF)((n1 + 127) << 23) * (VecF)((n2 + 127) << 23);
+#endif
+}
+
 /// e^q for -150 <= q <= 89 (NaN-free): beyond 88.72 the scale overflows to
 /// +inf, below -103.3 the result rounds to 0, as the true value does.
 TSR_SLEEF_INLINE VecF exp_core(VecF q) {
@@ -44,15 +59,7 @@ TSR_SLEEF_INLINE VecF exp_core(VecF q) {
   p = mul_add(p, r, 0.166665763f);
   p = mul_add(p, r, 0.5f);
   p = 1.0f + (r + (r * r) * p);
-#if defined(__AVX512F__)
-  // p 2^n in one instruction, rounded once (the all-ones mask form: GCC 12's
-  // unmasked one warns about its own undefined operand).
-  return _mm512_maskz_scalef_ps(static_cast<__mmask16>(0xffff), p, nf);
-#else
-  const VecI n = __builtin_convertvector(nf, VecI);
-  const VecI n1 = n >> 1, n2 = n - n1;
-  return p * (VecF)((n1 + 127) << 23) * (VecF)((n2 + 127) << 23);
-#endif
+  return scale_pow2(p, nf);
 }
 
 /// e^x over the whole float range: +inf gives +inf, -inf gives 0, NaN NaN.
