@@ -1,7 +1,8 @@
 """bfloat16 matrix products on both of the CPU plugin's paths: oneDNN's matmul
-(the default where the plugin was built with it and oneDNN has an AMX kernel)
-and float32 sgemm + rounding (TESSERA_CPU_ONEDNN=0), plus a run where oneDNN is
-limited to pre-AMX kernels (ONEDNN_MAX_CPU_ISA), which the plugin must refuse.
+(the default where the plugin was built with it and oneDNN has an AMX kernel,
+or an AVX512-BF16 one on an AMD CPU) and float32 sgemm + rounding
+(TESSERA_CPU_ONEDNN=0), plus a run where oneDNN is limited to pre-AMX kernels
+(ONEDNN_MAX_CPU_ISA), which the plugin must refuse except on AMD CPUs.
 Each path runs in a child process (the plugin reads the switch once) over mm,
 bmm, broadcast matmul and addmm: square and odd shapes, vectors, transposed,
 stepped, padded, interleaved, broadcast and overlapping operands, zero-size
@@ -204,8 +205,9 @@ def child(path):
 MODES = {
     "onednn": {"TESSERA_CPU_ONEDNN": "1"},
     "off": {"TESSERA_CPU_ONEDNN": "0"},
-    # oneDNN without AMX (Cooper Lake's kernels): slower than the float32 path,
-    # so every product must be refused and still come out right.
+    # oneDNN without AMX (Cooper Lake's kernels): slower than the float32 path on
+    # Intel CPUs, so every product must be refused there, faster on AMD ones
+    # (matmul_onednn.cpp), and right either way.
     "no_amx": {"TESSERA_CPU_ONEDNN": "1", "ONEDNN_MAX_CPU_ISA": "AVX512_CORE_BF16"},
 }
 _runs = {}
@@ -225,13 +227,32 @@ def run_child(tmp_path_factory, mode):
     return _runs[mode]
 
 
-def cpu_has_amx_bf16():
+def cpu_info():
+    """(vendor_id, flags) from /proc/cpuinfo; ("", set()) where it cannot be read."""
+    vendor, flags = "", set()
     try:
         with open("/proc/cpuinfo") as f:
-            flags = next((set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set())
+            for line in f:
+                if line.startswith("vendor_id") and not vendor:
+                    vendor = line.split(":", 1)[1].strip()
+                elif line.startswith("flags") and not flags:
+                    flags = set(line.split(":", 1)[1].split())
     except OSError:
-        return False
-    return "amx_bf16" in flags
+        pass
+    return vendor, flags
+
+
+def expected_kernel(mode):
+    """The oneDNN kernel family bfloat16 mm 512^3 must run on in this mode on this CPU, or None
+    (the float32 path): AMX where the CPU has it, else AVX512-BF16 on an AMD CPU."""
+    vendor, flags = cpu_info()
+    if mode == "off":
+        return None
+    if mode == "onednn" and "amx_bf16" in flags:
+        return "amx"
+    if vendor == "AuthenticAMD" and "avx512_bf16" in flags:
+        return "avx512_core_bf16"
+    return None
 
 
 def check_bf16(got, want, terms, k, name):
@@ -250,11 +271,16 @@ def check_bf16(got, want, terms, k, name):
 def test_bfloat16_products(tmp_path_factory, mode):
     got, log = run_child(tmp_path_factory, mode)
     ran = [line for line in log.splitlines() if "exec,cpu,matmul" in line]
-    if mode != "onednn":
+    kernel = expected_kernel(mode)
+    if "dnnl_loaded=1" not in log and mode != "off":
+        kernel = None  # the plugin was built without oneDNN: nothing can run on it
+    if kernel is None:
         assert not ran, f"{mode}: no product may run on oneDNN; ran:\n" + "\n".join(ran[:5])
-    elif "dnnl_loaded=1" in log and cpu_has_amx_bf16():
-        assert any("amx" in line and "512x512:512x512:512x512" in line for line in ran), \
-            "the plugin links oneDNN and the CPU has AMX, but bfloat16 mm 512^3 did not run on it"
+    else:
+        assert any(kernel in line and "512x512:512x512:512x512" in line for line in ran), \
+            f"{mode}: the plugin links oneDNN and this CPU has {kernel}, but bfloat16 mm 512^3 did not run on it"
+        allowed = ("amx", "avx512_core_bf16") if cpu_info()[0] == "AuthenticAMD" else ("amx",)
+        assert all(any(k in line for k in allowed) for line in ran), f"{mode}: a product ran on another kernel"
         assert any("exec,cpu,reorder" in line for line in log.splitlines()), "padded operands are packed by a reorder"
     assert not any("src_f32" in line for line in ran), "float32 products must stay off oneDNN"
     for name, (batch, m, k, n, _, _) in MM_CASES.items():

@@ -8,8 +8,9 @@
 // broadcast: one matrix is packed and reused.
 // bfloat16 products from kOneDnnMinWork multiply-adds up (mm, bmm, and the
 // product inside addmm) go to oneDNN's matmul first where the plugin has it
-// (matmul_onednn.hpp: AMX kernels only, ~6-10x faster than the float32 path at
-// 128^3-512^3), with float32 accumulation and one rounding per output element.
+// (matmul_onednn.hpp: AMX kernels, ~6-10x faster than the float32 path at
+// 128^3-512^3, or AVX512-BF16 ones on AMD, ~2x), with float32 accumulation and
+// one rounding per output element.
 // Otherwise, and for float16 (oneDNN 2.6 has no float16 CPU matmul),
 // float16/bfloat16 are converted to float32, multiplied by sgemm (float32
 // accumulation) and rounded back. Integer dtypes use a cache-blocked loop with

@@ -1,20 +1,26 @@
 // bfloat16 matrix products through oneDNN's matmul primitive (matmul_onednn.hpp).
 //
-// Why oneDNN, and only its AMX kernels. Measured on the development machine
+// Why oneDNN, and which of its kernels. Measured on a development machine
 // (2 cores, Sapphire Rapids class: avx512_bf16, amx_bf16), 1 thread, bfloat16
 // mm through the Python module against the float32 path (widen, OpenBLAS
 // 0.3.21 sgemm, round back; TESSERA_CPU_ONEDNN=0), oneDNN 2.6.3 picking its
 // AMX kernel (brg:avx512_core_amx_bf16): 512^3 ~0.9x PyTorch's time instead of
 // 7.2x (bench/bench_vs_torch.py), 256^3 33 us vs 273 us, 128^3 8.9 us vs 48 us,
 // bmm 16 x 128^3 98 us vs 830 us, 256x784 @ 784x512 250 us vs 1.7 ms.
-// Without AMX oneDNN 2.6 loses (standalone program, ONEDNN_MAX_CPU_ISA, against
-// the same widen + sgemm + round): AVX512_CORE_BF16 (Cooper Lake's kernels,
-// brg:avx512_core_bf16) is 1.5-1.9x slower from 48^3 up (512^3 3.1 ms vs
-// 2.0 ms), AVX512_CORE (gemm:jit, bfloat16 emulated) ~4x slower, and for AVX2
-// it has no bfloat16 matmul at all. So a problem runs here only when oneDNN
-// picks an AMX kernel for it; every other answer is a refusal and the caller
+// On that Intel CPU the kernels without AMX lost (standalone program,
+// ONEDNN_MAX_CPU_ISA, against the same widen + sgemm + round): AVX512_CORE_BF16
+// (Cooper Lake's kernels, brg:avx512_core_bf16) 1.5-1.9x slower from 48^3 up
+// (512^3 3.1 ms vs 2.0 ms), AVX512_CORE (gemm:jit, bfloat16 emulated) ~4x
+// slower, and for AVX2 it has no bfloat16 matmul at all. On AMD Zen 4
+// (avx512_bf16, no AMX; 512-bit operations take two cycles there, so one
+// bfloat16 dot-product instruction does twice a float32 FMA's multiply-adds)
+// the same brg:avx512_core_bf16 kernel wins instead: 1 thread, 64^3 6.5 us vs
+// 8.4 us, 128^3 25 us vs 50 us, 256^3 169 us vs 354 us, 512^3 1.3 ms vs
+// 2.7 ms (0.93x PyTorch's time; 2.2x on the float32 path). So a problem runs
+// here when oneDNN picks an AMX kernel for it, or its AVX512-BF16 kernel on an
+// AMD CPU (kernel_wins below); every other answer is a refusal and the caller
 // keeps its float32 path. Also refused by oneDNN's choice: products it gives a
-// non-AMX kernel even on this CPU (M < 8, or all sizes <= ~16).
+// lesser kernel even on such a CPU (M < 8, or all sizes <= ~16).
 // oneDNN 2.6 has no float16 matmul on the CPU (creating one throws "could not
 // create a primitive descriptor iterator"), so float16 stays on the float32
 // path. OpenBLAS's cblas_sbgemm was the other candidate for bfloat16: Debian's
@@ -23,12 +29,12 @@
 //
 // Operands are first handed over as they lie in memory (strides of size-1
 // dims canonicalized; a broadcast batch, stride 0, is a batch dim of 1, which
-// oneDNN broadcasts). oneDNN 2.6's AMX kernels take only unpadded layouts:
-// dense rows or dense columns with the leading dimension equal to the dim, and
-// dense batches; for anything else (a column slice, a stepped or interleaved
+// oneDNN broadcasts). oneDNN 2.6's AMX and AVX512-BF16 kernels take only
+// unpadded layouts: dense rows or dense columns with the leading dimension
+// equal to the dim, and dense batches; for anything else (a column slice, a stepped or interleaved
 // view) it offers gemm:jit or ref. Then the plan packs the odd operands with
 // oneDNN reorders into dense ones (a memory-bound copy, far cheaper than the
-// float32 path's widening) and runs the AMX kernel on those, the output
+// float32 path's widening) and runs the fast kernel on those, the output
 // through a dense buffer. Layouts oneDNN cannot describe at all (overlapping
 // rows, zero or negative strides) are refused. oneDNN accumulates in float32
 // and rounds each output element once to nearest even (or writes the float32
@@ -146,14 +152,21 @@ struct Plan {
   Step mm, a_in, b_in, c_out;           // a reorder is empty where the layouts agree
 };
 
-// The matmul for these layouts if oneDNN runs it on an AMX kernel, else an
-// empty Step: only those beat the float32 fallback (see the top of the file).
-Step make_amx_matmul(const memory::desc& a, const memory::desc& b, const memory::desc& c,
-                     const dnnl::primitive_attr& attr) {
+// Whether oneDNN's kernel `impl` (its implementation name) beats the float32
+// path on this CPU (measurements at the top of the file).
+bool kernel_wins(const std::string& impl) {
+  if (impl.find("amx") != std::string::npos) return true;
+  static const bool amd = __builtin_cpu_is("amd");
+  return amd && impl.find("avx512_core_bf16") != std::string::npos;
+}
+
+// The matmul for these layouts if oneDNN runs it on a kernel that beats the
+// float32 fallback (kernel_wins), else an empty Step.
+Step make_fast_matmul(const memory::desc& a, const memory::desc& b, const memory::desc& c,
+                      const dnnl::primitive_attr& attr) {
   try {
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
-    const std::string impl = pd.impl_info_str();
-    if (impl.find("amx") == std::string::npos) return {};
+    if (!kernel_wins(pd.impl_info_str())) return {};
     return {dnnl::matmul(pd), pd.scratchpad_desc()};
   } catch (const dnnl::error&) {
     return {};  // no implementation at all for these layouts
@@ -169,10 +182,10 @@ std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc&
     plan->c_user = user_md(c, batched, c_type);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    // The operands as they are: oneDNN 2.6's AMX kernels take dense rows or
-    // dense columns with no padding (leading dimension = the dim) and dense
-    // batches; anything else gets its slow gemm:jit or ref kernel.
-    plan->mm = make_amx_matmul(plan->a_user, plan->b_user, plan->c_user, attr);
+    // The operands as they are: oneDNN 2.6's AMX and AVX512-BF16 kernels take
+    // dense rows or dense columns with no padding (leading dimension = the dim)
+    // and dense batches; anything else gets its slow gemm:jit or ref kernel.
+    plan->mm = make_fast_matmul(plan->a_user, plan->b_user, plan->c_user, attr);
     if (plan->mm) {
       plan->a_mm = plan->a_user;
       plan->b_mm = plan->b_user;
@@ -185,7 +198,7 @@ std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc&
       plan->c_mm = dense_md(c, batched, c_type, false);
       if (plan->a_mm == plan->a_user && plan->b_mm == plan->b_user && plan->c_mm == plan->c_user)
         return std::make_shared<Plan>();  // the same layouts, refused above
-      plan->mm = make_amx_matmul(plan->a_mm, plan->b_mm, plan->c_mm, attr);
+      plan->mm = make_fast_matmul(plan->a_mm, plan->b_mm, plan->c_mm, attr);
       if (!plan->mm) return std::make_shared<Plan>();
       plan->a_in = make_reorder(plan->a_user, plan->a_mm, attr);
       plan->b_in = make_reorder(plan->b_user, plan->b_mm, attr);

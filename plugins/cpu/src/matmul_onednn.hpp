@@ -30,8 +30,8 @@ bool matmul_available();
 /// written nothing that matters, when oneDNN is unavailable or refuses the
 /// problem: a layout it cannot describe (overlapping rows or columns, zero or
 /// negative strides; other strided layouts are packed first), a size past its
-/// int range, or no AMX kernel for it on this CPU (oneDNN 2.6's other bfloat16
-/// kernels are slower than float32 OpenBLAS; matmul_onednn.cpp has the
+/// int range, or no kernel for it on this CPU that beats float32 OpenBLAS (an
+/// AMX kernel, or the AVX512-BF16 one on AMD CPUs; matmul_onednn.cpp has the
 /// numbers). The caller then computes it another way. Refusals are remembered
 /// per problem. Thread-safe.
 /// oneDNN runs on `threads` OpenMP threads (clamped to 1..omp_get_max_threads();
