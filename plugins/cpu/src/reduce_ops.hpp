@@ -21,6 +21,7 @@
 #include "nn_softmax.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -125,6 +126,31 @@ inline typename Op::C load_op(storage_t<T> x) {
 template <typename Op>
 inline constexpr int kLanes = static_cast<int>(std::min<size_t>(64, 128 / sizeof(typename Op::A)));
 
+// GCC vectors of N elements of A (any power of two N).
+template <typename A, int N>
+struct VecN {
+  typedef A type __attribute__((vector_size(N * sizeof(A))));
+};
+
+// The lanes of v combined as a tree, v[j] = f(v[j], v[j + w]) for w = N / 2,
+// ..., 1, then v[0]: halves of vector registers, where the same steps over an
+// array went through memory and stalled on each step's reload of the
+// previous step's stores.
+// f(lo, hi) sets lo = f(lo, hi) lane by lane. (Vectors pass by reference: by
+// value, a vector wider than the level's registers draws GCC's -Wpsabi note.)
+template <int N, typename A, typename F>
+inline __attribute__((always_inline)) A tree_lanes(const typename VecN<A, N>::type& v, const F& f) {
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    typename VecN<A, N / 2>::type lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    f(lo, hi);
+    return tree_lanes<N / 2, A>(lo, f);
+  }
+}
+
 // Folds n elements at p (stride s) into acc; contiguous runs use kLanes accumulators.
 template <typename Op>
 inline constexpr bool kIsFloatExtreme = false;
@@ -154,14 +180,19 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
           bad[j] += x;
         }
       }
-      for (int w = W / 2; w >= 1; w /= 2) {
-        for (int j = 0; j < w; ++j) {
-          lane[j] = kMax ? (lane[j + w] > lane[j] ? lane[j + w] : lane[j]) : (lane[j + w] < lane[j] ? lane[j + w] : lane[j]);
-          bad[j] += bad[j + w];
+      typename VecN<A, W>::type lanes, bads;
+      std::memcpy(&lanes, lane, sizeof lanes);
+      std::memcpy(&bads, bad, sizeof bads);
+      const A extreme = tree_lanes<W, A>(lanes, [](auto& lo, const auto& hi) {
+        if constexpr (kMax) {
+          lo = hi > lo ? hi : lo;
+        } else {
+          lo = hi < lo ? hi : lo;
         }
-      }
-      if (bad[0] == bad[0]) {
-        Op::combine(acc, lane[0]);
+      });
+      const A sum = tree_lanes<W, A>(bads, [](auto& lo, const auto& hi) { lo = lo + hi; });
+      if (sum == sum) {
+        Op::combine(acc, extreme);
       } else {
         i = 0;
         for (; i < n - n % W; ++i) Op::step(acc, load_cmp<T>(p[i]));

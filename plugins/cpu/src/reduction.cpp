@@ -141,10 +141,31 @@ class LaneCascade {
   }
   // The lane-wise total into out[kWidth] (zeros when nothing was pushed).
   void total_lanes(Acc* out) const {
+    const Lanes<Acc, P> r = lane_total();
+    std::memcpy(out, &r, sizeof r);
+  }
+  Acc total() const {  // lane-wise total, then the lanes as a tree: a[j] += a[j + w], w = kWidth / 2, ..., 1
+    if (count_ == 0) return Acc{};
+    Lanes<Acc, P> r = lane_total();
+    // The steps with w >= one part's lanes add whole parts, in registers (through
+    // memory, each step's reload of the previous step's stores stalled).
+    for (int half = P / 2; half >= 1; half /= 2) {
+      for (int k = 0; k < half; ++k) r.v[k] = r.v[k] + r.v[k + half];
+    }
+    Acc a[kPartLanes<Acc>];
+    std::memcpy(a, &r.v[0], sizeof a);
+    for (int w = kPartLanes<Acc> / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) a[j] = a[j] + a[j + w];
+    }
+    return a[0];
+  }
+
+ private:
+  TSR_RED_INLINE Lanes<Acc, P> lane_total() const {
     Lanes<Acc, P> r{};
     bool first = true;
-    for (int l = 0; l < 64; ++l) {
-      if (((count_ >> l) & 1u) == 0) continue;
+    for (uint64_t c = count_; c != 0; c &= c - 1) {  // the levels in use, lowest first
+      const int l = __builtin_ctzll(c);
       if (first) {
         r = level_[l];
       } else {
@@ -152,19 +173,9 @@ class LaneCascade {
       }
       first = false;
     }
-    std::memcpy(out, &r, sizeof r);
-  }
-  Acc total() const {  // lane-wise total, then the lanes as a tree
-    if (count_ == 0) return Acc{};
-    Acc a[kWidth];
-    total_lanes(a);
-    for (int w = kWidth / 2; w >= 1; w /= 2) {
-      for (int j = 0; j < w; ++j) a[j] = a[j] + a[j + w];
-    }
-    return a[0];
+    return r;
   }
 
- private:
   Lanes<Acc, P> level_[64];
   uint64_t count_ = 0;
 };
@@ -227,8 +238,8 @@ class Cascade {
   Acc total() const {
     Acc r{};
     bool first = true;
-    for (int l = 0; l < 64; ++l) {
-      if (((count_ >> l) & 1u) == 0) continue;
+    for (uint64_t c = count_; c != 0; c &= c - 1) {  // the levels in use, lowest first
+      const int l = __builtin_ctzll(c);
       r = first ? level_[l] : level_[l] + r;
       first = false;
     }
@@ -260,9 +271,8 @@ class VecCascade {
   }
   void total(Acc* out) {
     bool first = true;
-    for (int l = 0; l < 64; ++l) {
-      if (((count_ >> l) & 1u) == 0) continue;
-      const Acc* lv = slot(l);
+    for (uint64_t c = count_; c != 0; c &= c - 1) {  // the levels in use, lowest first
+      const Acc* lv = slot(__builtin_ctzll(c));
       for (int64_t w = 0; w < width_; ++w) out[w] = first ? lv[w] : lv[w] + out[w];
       first = false;
     }
