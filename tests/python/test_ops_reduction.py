@@ -218,6 +218,22 @@ def test_var_std(case, correction):
     check(tessera.std(t, dims, keepdim=keepdim, correction=correction), np.sqrt(want), dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("dims", [(0,), (1,), (0, 1), (1, 2), (0, 2)])
+def test_var_std_over_outer_dims_of_wide_tensors(dtype, dims):
+    # Reductions that keep the innermost dim fold tiles of 256 adjacent outputs
+    # row by row: several tiles and a partial one, a strided lane (a transposed
+    # view) and an offset of 100 added to test the two-pass (mean first) form.
+    rng = np.random.default_rng(11)
+    a = (rng.standard_normal((3, 41, 600)) + 100).astype(dtype)
+    for view in (a, a.transpose(0, 2, 1)):
+        t = to_t(a).permute(0, 2, 1) if view is not a else to_t(a)
+        want = view.astype(np.float64).var(axis=dims, ddof=1)
+        check(t.var(list(dims), keepdim=False, correction=1), want, dtype)
+        check(tessera.std(t, list(dims), keepdim=True, correction=0),
+              np.sqrt(view.astype(np.float64).var(axis=dims, ddof=0, keepdims=True)), dtype)
+
+
 def test_var_unbiased_and_correction_spellings():
     a = np.array([1.0, 2.0, 4.0, 7.0])
     t = to_t(a)
