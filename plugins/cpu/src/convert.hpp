@@ -157,6 +157,8 @@ inline T scalar_to(const TsrValue& v, const char* name) {
 // else branch-free integer code that GCC vectorizes.
 // ---------------------------------------------------------------------------
 
+#define TSR_CONVERT_INLINE inline __attribute__((always_inline))
+
 namespace half_block {
 
 inline uint32_t bits_of(float f) {
@@ -392,10 +394,81 @@ struct Block {
   }
 };
 
+// 16 dense float16/bfloat16 elements to float / back, in registers where the
+// level converts in vectors (widen_block and narrow_block over 16 elements
+// were not inlined into the fused loop below and ran it 2x slower).
+inline constexpr int64_t kFusedLanes = 16;
+template <typename S>
+TSR_CONVERT_INLINE void widen16_to(const S* src, float* dst) {
+  const uint16_t* h = raw(src);
+  if constexpr (std::is_same_v<S, sdk::Half>) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    _mm512_storeu_ps(dst, widen16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h))));
+#elif defined(__F16C__) && defined(__AVX2__)
+    _mm256_storeu_ps(dst, widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h))));
+    _mm256_storeu_ps(dst + 8, widen8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 8))));
+#else
+    widen_portable_half(h, dst, kFusedLanes);
+#endif
+  } else {
+    widen_bf16(h, dst, kFusedLanes);
+  }
+}
+template <typename S>
+TSR_CONVERT_INLINE void narrow16_from(const float* src, S* dst) {
+  uint16_t* h = raw(dst);
+  if constexpr (std::is_same_v<S, sdk::Half>) {
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(h), narrow16(_mm512_loadu_ps(src)));
+#elif defined(__F16C__) && defined(__AVX2__)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h), narrow8(_mm256_loadu_ps(src)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 8), narrow8(_mm256_loadu_ps(src + 8)));
+#else
+    narrow_portable_half(src, h, kFusedLanes);
+#endif
+  } else {
+    narrow_bf16(src, h, kFusedLanes);
+  }
+}
+struct FusedLanes {
+  float v[kFusedLanes];
+};
+
+// Every operand dense and of one float16/bfloat16 type: 16 elements at a time
+// converted, computed and converted back without the blocks' round trip
+// through memory (1M float16 add, AVX-512: 168 us instead of 225 us).
+// Returns how many leading elements it did (a multiple of 16).
+template <typename Out, typename... In, typename F, size_t... K>
+inline int64_t run_fused(const F& f, char** ptrs, const int64_t* strides, int64_t n, std::index_sequence<K...>) {
+  using S = storage_t<Out>;
+  if constexpr (kIsHalfLike<S> && (std::is_same_v<storage_t<In>, S> && ...)) {
+    constexpr auto kSize = static_cast<int64_t>(sizeof(S));
+    if (strides[0] != kSize || ((strides[K + 1] != kSize) || ...)) return 0;
+    int64_t i = 0;
+    for (; i + kFusedLanes <= n; i += kFusedLanes) {
+      std::tuple<decltype((void)K, FusedLanes{})...> in;
+      (widen16_to(reinterpret_cast<const S*>(ptrs[K + 1]) + i, std::get<K>(in).v), ...);
+      float r[kFusedLanes];
+      for (int64_t j = 0; j < kFusedLanes; ++j) r[j] = f(std::get<K>(in).v[j]...);
+      narrow16_from(r, reinterpret_cast<S*>(ptrs[0]) + i);
+    }
+    return i;
+  } else {
+    (void)f, (void)ptrs, (void)strides, (void)n;
+    return 0;
+  }
+}
+
 template <typename Out, typename... In, typename F, size_t... K>
 inline void run_blocks(const F& f, char** ptrs, const int64_t* strides, int64_t n, std::index_sequence<K...>) {
   std::tuple<Block<In>...> in;
   Block<Out> out;
+  const int64_t done = run_fused<Out, In...>(f, ptrs, strides, n, std::index_sequence<K...>{});
+  if (done == n) return;
+  char* rest[sizeof...(In) + 1];
+  for (size_t k = 0; k <= sizeof...(In); ++k) rest[k] = ptrs[k] + done * strides[k];
+  ptrs = rest;
+  n -= done;
   for (int64_t base = 0; base < n; base += kHalfBlock) {
     const int64_t m = std::min(kHalfBlock, n - base);
     (std::get<K>(in).load(ptrs[K + 1] + base * strides[K + 1], strides[K + 1], m), ...);
