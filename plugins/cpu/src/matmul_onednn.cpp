@@ -53,6 +53,7 @@
 
 #if TESSERA_CPU_HAVE_ONEDNN
 #include "onednn_support.hpp"
+#include "parallel.hpp"
 
 #include <dnnl.hpp>
 #include <omp.h>
@@ -236,16 +237,8 @@ bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, 
   const bool batched = p.batch > 1;
   // oneDNN (OpenMP runtime) sizes its team by omp_get_max_threads(), when the
   // primitive is built and when it runs: set it for the call, then restore it.
-  const int max_threads = omp_get_max_threads();
-  const int nthr = std::clamp(threads, 1, max_threads);
-  struct ThreadCount {
-    int saved;
-    bool changed;
-    ~ThreadCount() {
-      if (changed) omp_set_num_threads(saved);
-    }
-  } thread_count{max_threads, nthr != max_threads};
-  if (thread_count.changed) omp_set_num_threads(nthr);
+  const ThreadLimit thread_limit(threads);
+  const int nthr = omp_get_max_threads();
   const Key key{p.batch,       p.M,           p.N,           p.K,           da.dims[0],    da.strides[0],
                 da.strides[1], da.strides[2], db.dims[0],    db.strides[0], db.strides[1], db.strides[2],
                 dc.strides[0], dc.strides[1], dc.strides[2], f32_out,       nthr};

@@ -55,6 +55,27 @@ inline int64_t idle_threads(int64_t want) {
   return std::clamp<int64_t>(idle, 1, want);
 }
 
+/// Sets the calling thread's OpenMP thread count (omp_set_num_threads: what the
+/// libraries on its team size their work by, OpenBLAS's and oneDNN's OpenMP
+/// builds) to `threads` (clamped to 1..omp_get_max_threads()) while alive, and
+/// restores it after. Nothing changes when the count is already that.
+class ThreadLimit {
+ public:
+  explicit ThreadLimit(int64_t threads)
+      : saved_(omp_get_max_threads()),
+        now_(static_cast<int>(std::clamp<int64_t>(threads, 1, saved_))) {
+    if (now_ != saved_) omp_set_num_threads(now_);
+  }
+  ~ThreadLimit() {
+    if (now_ != saved_) omp_set_num_threads(saved_);
+  }
+  ThreadLimit(const ThreadLimit&) = delete;
+  ThreadLimit& operator=(const ThreadLimit&) = delete;
+
+ private:
+  int saved_, now_;
+};
+
 /// Runs f(begin, end) on chunks covering [0, n). Uses at most one thread per
 /// `grain` items, and the calling thread only when n <= grain or when already
 /// inside a parallel region (no nested teams, no oversubscription). An
