@@ -1,0 +1,69 @@
+// Lanes of independent accumulators combined as a tree, in vector registers.
+#pragma once
+
+#include "isa.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+namespace tessera::cpu { inline namespace TSR_CPU_ISA {
+
+// GCC vectors of N elements of A (any power of two N).
+template <typename A, int N>
+struct VecN {
+  typedef A type __attribute__((vector_size(N * sizeof(A))));
+};
+
+// The lanes of v combined as a tree, v[j] = f(v[j], v[j + w]) for w = N / 2,
+// ..., 1, then v[0]: halves of vector registers, where the same steps over an
+// array went through memory and stalled on each step's reload of the
+// previous step's stores.
+// f(lo, hi) sets lo = f(lo, hi) lane by lane. (Vectors pass by reference: by
+// value, a vector wider than the level's registers draws GCC's -Wpsabi note.)
+template <int N, typename A, typename F>
+inline __attribute__((always_inline)) A tree_lanes(const typename VecN<A, N>::type& v, const F& f) {
+  if constexpr (N == 1) {
+    return v[0];
+  } else {
+    typename VecN<A, N / 2>::type lo, hi;
+    std::memcpy(&lo, &v, sizeof lo);
+    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    f(lo, hi);
+    return tree_lanes<N / 2, A>(lo, f);
+  }
+}
+
+/// The sum of lanes[0..N) as the tree above.
+template <int N, typename A>
+inline __attribute__((always_inline)) A tree_sum(const A* lanes) {
+  typename VecN<A, N>::type v;
+  std::memcpy(&v, lanes, sizeof v);
+  return tree_lanes<N, A>(v, [](auto& lo, const auto& hi) { lo = lo + hi; });
+}
+
+/// sum f(load(i)) for i in [0, n): blocks of kSumBlock elements in
+/// kSumLanes<A> lanes of A (float for float32 and the half types: the
+/// additions of one or two vector instructions), each block's lanes added as a
+/// tree and the block totals in double. A block's error is that of a ~40-term
+/// sum in A; the order is fixed, so are the bits (any thread count, any level).
+template <typename A>
+inline constexpr int kSumLanes = static_cast<int>(128 / sizeof(A));
+inline constexpr int64_t kSumBlock = 1024;
+template <typename A, typename Load, typename F>
+inline __attribute__((always_inline)) double blocked_lane_sum(int64_t n, const Load& load, const F& f) {
+  constexpr int64_t L = kSumLanes<A>;
+  double total = 0;
+  for (int64_t b = 0; b < n; b += kSumBlock) {
+    const int64_t e = std::min(n, b + kSumBlock), body = b + (e - b) / L * L;
+    A lane[L] = {};
+    for (int64_t i = b; i < body; i += L) {
+      for (int64_t j = 0; j < L; ++j) lane[j] += f(load(i + j));
+    }
+    for (int64_t i = body; i < e; ++i) lane[i - body] += f(load(i));
+    total += static_cast<double>(tree_sum<L, A>(lane));
+  }
+  return total;
+}
+
+}}  // namespace tessera::cpu::TSR_CPU_ISA
