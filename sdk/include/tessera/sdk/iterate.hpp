@@ -451,7 +451,7 @@ inline bool dispatch_masks(unsigned mask, const F& f, char** ptrs, const int64_t
 /// types of operand 0 (the output) and operands 1.. (the inputs), f maps input
 /// values to an output value. Chooses per call between
 ///   - every operand dense (the vectorizable fast path),
-///   - dense output with some inputs broadcast (stride 0; up to 2 inputs), and
+///   - dense output with some inputs broadcast (stride 0; up to 3 inputs), and
 ///   - arbitrary byte strides.
 /// f must be cheap to copy and free of side effects on the operands.
 template <typename Out, typename... In, typename F>
@@ -475,7 +475,7 @@ auto basic_loop(F f) {
           detail::masked_loop<0u, Out, In...>(f, ptrs, strides, n, Seq{});
           return;
         }
-        if constexpr (kIn <= 2) {
+        if constexpr (kIn <= 3) {
           using Masks = std::make_integer_sequence<unsigned, (1u << kIn)>;
           if (detail::dispatch_masks<Out, In...>(scalar_mask, f, ptrs, strides, n, Masks{}, Seq{})) return;
         }
