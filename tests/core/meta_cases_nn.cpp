@@ -52,6 +52,17 @@ void add_nn_cases(CaseMap& c) {
                                                   std::vector<int64_t>{3, 2}, std::vector<int64_t>{2, 2},
                                                   std::vector<int64_t>{1, 1}, std::vector<int64_t>{1, 1}, true});
       }};
+  c["_conv2d_backward_weight"] = {
+      [](Device d) {
+        return ops::call("_conv2d_backward_weight", {ones({2, 6, 4, 3}, on(d)), ones({2, 4, 7, 6}, on(d)),
+                                                     std::vector<int64_t>{6, 2, 3, 3}, std::vector<int64_t>{2, 1},
+                                                     std::vector<int64_t>{1, 0}, std::vector<int64_t>{1, 2}, int64_t{2}});
+      },
+      [](Device d) {
+        return ops::call("_conv2d_backward_weight", {ones({1, 2, 5, 4}, on(d, kDouble)), ones({1, 3, 5, 4}, on(d, kDouble)),
+                                                     std::vector<int64_t>{2, 3, 3, 3}, std::vector<int64_t>{1},
+                                                     std::vector<int64_t>{1}});
+      }};
   c["_nll_loss_smoothed"] = {[](Device d) {
     return T{cross_entropy(ones({3, 4}, on(d)), ones({3}, on(d, kLong)), std::nullopt, "none", -100, 0.1)};
   }};

@@ -592,7 +592,8 @@ const std::map<std::string, uint64_t>& expected_kernels() {
       // nn family
       {"softmax", kFloats}, {"log_softmax", kFloats}, {"layer_norm", kFloats}, {"_layer_norm_backward", kFloats},
       {"nll_loss", kFloats},
-      {"_nll_loss_smoothed", kFloats}, {"conv2d", kFloats}, {"max_pool2d", kInts | kFloats},
+      {"_nll_loss_smoothed", kFloats}, {"conv2d", kFloats}, {"_conv2d_backward_weight", kFloats},
+      {"max_pool2d", kInts | kFloats},
       {"_max_pool2d_backward", kFloats},
       {"avg_pool2d", kFloats},
       // indexing and random families

@@ -3,8 +3,10 @@ the plugin was built with it) and im2col + GEMM (TESSERA_CPU_ONEDNN=0). Each
 path runs in a child process (the plugin reads the switch once) over strides,
 paddings, dilations, groups, depthwise, bias or none, batch 1 and unbatched,
 1x1 kernels and non-contiguous operands; results are checked against a float64
-NumPy convolution, gradients against the float64 path (never oneDNN's).
-DNNL_VERBOSE shows which path ran."""
+NumPy convolution; the input gradient against the float64 path (never
+oneDNN's), the weight gradient (the _conv2d_backward_weight kernel: oneDNN's
+backward-weights convolution, or im2col + GEMM) against a float64 NumPy sum over
+the unrolled input, for float32 and float64. DNNL_VERBOSE shows which path ran."""
 import os
 import subprocess
 import sys
@@ -47,6 +49,7 @@ CASES = {
 }
 # Cases whose input and weight gradients are compared too.
 GRAD_CASES = ["basic", "stride2_pad0", "dilation_stride", "groups2", "depthwise_x2_stride2", "same_even_kernel",
+              "rows_dropped", "unbatched", "transposed_input", "stepped_input", "1x1_stride2",
               "bench_64"]
 
 
@@ -68,6 +71,33 @@ def operands(name):
     elif layout == "weight_permuted":
         w = np.ascontiguousarray(w.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
     return x, w, b
+
+
+def ref_conv2d_grad_weight(x, g, wshape, stride, padding, dilation, groups):
+    """conv2d's weight gradient in float64: gw[o, c, a, b] = sum over n, i, j of
+    g[n, o, i, j] * xpad[n, c, i*sh + a*dh, j*sw + b*dw], per group."""
+    x = x.astype(np.float64)[None] if x.ndim == 3 else x.astype(np.float64)
+    g = g.astype(np.float64)[None] if g.ndim == 3 else g.astype(np.float64)
+    O, Cg, kH, kW = wshape
+    (sh, sw), (dh, dw) = stride, dilation
+    if padding == "same":
+        ph, pw = dh * (kH - 1) // 2, dw * (kW - 1) // 2
+    elif padding == "valid":
+        ph = pw = 0
+    else:
+        ph, pw = padding
+    Ho, Wo = g.shape[2:]
+    reach_h, reach_w = (Ho - 1) * sh + (kH - 1) * dh + 1, (Wo - 1) * sw + (kW - 1) * dw + 1
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, max(0, reach_h - ph - x.shape[2])), (pw, max(0, reach_w - pw - x.shape[3]))))
+    gw = np.zeros(wshape)
+    Og = O // groups
+    for a in range(kH):
+        for b in range(kW):
+            patch = xp[:, :, a * dh:a * dh + (Ho - 1) * sh + 1:sh, b * dw:b * dw + (Wo - 1) * sw + 1:sw]
+            for gi in range(groups):
+                gw[gi * Og:(gi + 1) * Og, :, a, b] = np.einsum(
+                    "nokl,nckl->oc", g[:, gi * Og:(gi + 1) * Og], patch[:, gi * Cg:(gi + 1) * Cg])
+    return gw
 
 
 def child(path):
@@ -95,6 +125,7 @@ def child(path):
             suffix = "32" if dtype == tessera.float32 else "64"
             out[f"{name}.gx{suffix}"] = np.from_dlpack(xt.grad.to(tessera.float64).contiguous()).copy()
             out[f"{name}.gw{suffix}"] = np.from_dlpack(wt.grad.to(tessera.float64).contiguous()).copy()
+        out[f"{name}.g"] = g
     np.savez(path, **out)
     with open("/proc/self/maps") as f:
         print("dnnl_loaded=%d" % any("libdnnl" in line for line in f), flush=True)
@@ -127,8 +158,19 @@ def test_conv2d_float32_paths(tmp_path, onednn):
         assert got[name].shape == want.shape, name
         err = np.abs(got[name] - want)
         assert np.all(err <= 1e-5 * terms + 1e-6), (name, float(err.max()))
+    if onednn == "0":
+        assert "backward_weights" not in log
+    elif "dnnl_loaded=1" in log:
+        assert "backward_weights" in log, "the plugin links oneDNN but conv2d's weight gradient did not run on it"
     for name in GRAD_CASES:
-        for part in ("gx", "gw"):
-            a, ref = got[f"{name}.{part}32"], got[f"{name}.{part}64"]
-            np.testing.assert_allclose(a, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max())),
-                                       err_msg=f"{name} {part}")
+        a, ref = got[f"{name}.gx32"], got[f"{name}.gx64"]
+        np.testing.assert_allclose(a, ref, rtol=1e-4, atol=1e-4 * max(1.0, float(np.abs(ref).max())),
+                                   err_msg=f"{name} gx")
+        _, ws, _, stride, padding, dilation, groups, _ = CASES[name]
+        x, _, _ = operands(name)
+        g = got[f"{name}.g"]
+        want = ref_conv2d_grad_weight(x, g, ws, stride, padding, dilation, groups)
+        terms = ref_conv2d_grad_weight(np.abs(x), np.abs(g), ws, stride, padding, dilation, groups)
+        for suffix, tol in (("32", 1e-5), ("64", 1e-12)):
+            err = np.abs(got[f"{name}.gw{suffix}"] - want)
+            assert np.all(err <= tol * terms + tol), (name, suffix, float(err.max()))

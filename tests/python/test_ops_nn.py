@@ -774,6 +774,59 @@ def test_max_pool2d_backward_by_name_and_errors():
         op(to_t(g), xt, [2, 2]).sum().backward()
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_conv2d_weight_gradient_fused_and_composed(dtype):
+    """conv2d's weight gradient through the fused _conv2d_backward_weight (no
+    create_graph) and through the composed im2col + matmul (create_graph=True),
+    against a float64 NumPy sum, over strides, paddings (also 'same' with an
+    even kernel), dilation, groups, dropped last rows and an unbatched input."""
+    from test_conv_onednn import ref_conv2d_grad_weight
+    rng = np.random.default_rng(8)
+    cases = [((2, 3, 7, 6), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1), ((2, 4, 9, 8), (6, 2, 3, 2), (2, 1), (1, 0), (1, 2), 2),
+             ((1, 2, 10, 9), (3, 2, 3, 3), (3, 3), (0, 0), (1, 1), 1), ((2, 3, 6, 7), (2, 3, 2, 4), (1, 1), "same", (1, 1), 1),
+             ((3, 6, 5), (4, 3, 1, 1), (1, 1), (0, 0), (1, 1), 1)]
+    for xs, ws, st, pd, dl, groups in cases:
+        x = rng.standard_normal(xs).astype(dtype).astype(np.float64)
+        w = rng.standard_normal(ws).astype(dtype).astype(np.float64)
+        y = tessera.conv2d(to_t(x.astype(dtype)), to_t(w.astype(dtype)), None, list(st), pd, list(dl), groups)
+        g = rng.standard_normal(y.shape).astype(dtype).astype(np.float64)
+        want = ref_conv2d_grad_weight(x, g, ws, st, pd, dl, groups)
+        terms = ref_conv2d_grad_weight(np.abs(x), np.abs(g), ws, st, pd, dl, groups)
+        for create_graph in [False, True]:
+            wt = to_t(w.astype(dtype)).requires_grad_()
+            y = tessera.conv2d(to_t(x.astype(dtype)), wt, None, list(st), pd, list(dl), groups)
+            (got,) = tessera.autograd.grad([y], [wt], [to_t(g.astype(dtype))], create_graph=create_graph)
+            tol = {np.float16: 2e-3, np.float32: 1e-5, np.float64: 1e-12}[dtype]
+            err = np.abs(to_np(got).astype(np.float64) - want)
+            assert np.all(err <= tol * terms + tol), (xs, ws, st, pd, dl, groups, create_graph, float(err.max()))
+
+
+def test_conv2d_backward_weight_by_name_and_errors():
+    from test_conv_onednn import ref_conv2d_grad_weight
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 4, 6, 5))
+    g = rng.standard_normal((2, 6, 3, 5))
+    op = tessera.ops._conv2d_backward_weight
+    got = op(to_t(g), to_t(x), [6, 2, 3, 3], [2, 1], [1, 1], [1, 1], 2)
+    np.testing.assert_allclose(to_np(got), ref_conv2d_grad_weight(x, g, (6, 2, 3, 3), (2, 1), (1, 1), (1, 1), 2),
+                               rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"_conv2d_backward_weight: weight_size must be a list of 4 ints"):
+        op(to_t(g), to_t(x), [6, 2, 3])
+    with pytest.raises(ValueError, match=r"_conv2d_backward_weight: input of shape \[2, 4, 6, 5\] must have"):
+        op(to_t(g), to_t(x), [6, 3, 3, 3])
+    with pytest.raises(ValueError, match=r"_conv2d_backward_weight: grad_output of shape \[2, 6, 3, 5\] must have"):
+        op(to_t(g), to_t(x), [5, 4, 3, 3])
+    with pytest.raises(ValueError, match="_conv2d_backward_weight: expected a 4-D input"):
+        op(to_t(g[0]), to_t(x[0]), [6, 4, 3, 3])
+    with pytest.raises(TypeError, match="_conv2d_backward_weight: grad_output .float32. and input .float64."):
+        op(to_t(g.astype(np.float32)), to_t(x), [6, 4, 3, 3])
+    with pytest.raises(ValueError, match="_conv2d_backward_weight: stride must be positive"):
+        op(to_t(g), to_t(x), [6, 4, 3, 3], [0, 1])
+    xt = to_t(x).requires_grad_()
+    with pytest.raises(NotImplementedError, match="_conv2d_backward_weight: has no derivative"):
+        op(to_t(g), xt, [6, 4, 3, 3]).sum().backward()
+
+
 def test_pool_known_values_and_bfloat16():
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     assert to_np(tessera.max_pool2d(to_t(x), 2)).tolist() == [[[[5, 7], [13, 15]]]]

@@ -83,6 +83,34 @@ void add_nn_samples() {
                                                   SampleArg::real(1e-5), SampleArg::boolean(true), SampleArg::boolean(true)}));
     return out;
   }, 40.0);
+  // _conv2d_backward_weight(grad_output, input, weight_size, stride, padding,
+  // dilation, groups): 3x3 with padding, stride and dilation, groups, an
+  // output size that leaves the last input rows unread, a transposed input.
+  register_samples("_conv2d_backward_weight", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const ScalarType t = ctx.dtype;
+    struct Case {
+      std::vector<int64_t> in, grad, w, s, p, d;
+      int64_t groups;
+    };
+    const Case cases[] = {{{2, 3, 6, 5}, {2, 4, 6, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 1},
+                          {{1, 4, 7, 8}, {1, 6, 3, 4}, {6, 2, 3, 2}, {2, 2}, {1, 0}, {1, 1}, 2},
+                          {{2, 2, 9, 7}, {2, 3, 5, 3}, {3, 2, 3, 3}, {1, 2}, {0, 1}, {2, 1}, 1},
+                          {{1, 3, 8, 8}, {1, 2, 3, 3}, {2, 3, 2, 2}, {3, 3}, {0, 0}, {1, 1}, 1}};
+    for (const Case& c : cases) {
+      out.push_back(make_sample(shape_text(c.in) + " w " + shape_text(c.w) + " s " + shape_text(c.s) + " p " +
+                                    shape_text(c.p) + " d " + shape_text(c.d) + " g " + std::to_string(c.groups),
+                                {SampleArg::tensor(contiguous(random_tensor(rng, c.grad, t, Domain::Finite))),
+                                 SampleArg::tensor(contiguous(random_tensor(rng, c.in, t, Domain::Finite))), ints(c.w),
+                                 ints(c.s), ints(c.p), ints(c.d), SampleArg::integer(c.groups)}));
+    }
+    out.push_back(make_sample("transposed input [1, 2, 5, 6], w [2, 2, 3, 3]",
+                              {SampleArg::tensor(contiguous(random_tensor(rng, {1, 2, 3, 4}, t, Domain::Finite))),
+                               SampleArg::tensor(transposed(rng, {1, 2, 5, 6}, t, Domain::Finite)), ints({2, 2, 3, 3}),
+                               ints({1, 1}), ints({0, 0}), ints({1, 1}), SampleArg::integer(1)}));
+    return out;
+  }, 8.0);
   // _max_pool2d_backward(grad_output, self, kernel_size, stride, padding,
   // dilation, ceil_mode): the 2x2 pool, overlapping windows, padding with
   // ceil_mode, dilation, a transposed input.

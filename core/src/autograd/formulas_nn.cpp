@@ -290,6 +290,15 @@ Tensor conv2d_grad_weight(const Tensor& g, const Tensor& x, IntArrayRef ws, cons
   const int64_t O = ws[0], Cg = ws[1], kH = ws[2], kW = ws[3], G = p.groups;
   const int64_t Ho = g.size(2), Wo = g.size(3);
   if (g.numel() == 0 || x.numel() == 0) return zeros({O, Cg, kH, kW}, TensorOptions(g.scalar_type()).device(g.device()));
+  // One fused kernel when this backward need not be differentiable again
+  // (no create_graph) and the device has it; else the composition below.
+  if (!is_grad_enabled()) {
+    const int64_t st[2] = {p.sh, p.sw}, pd[2] = {p.ph, p.pw}, dl[2] = {p.dh, p.dw};
+    Tensor out;
+    if (ops::conv2d_backward_weight_fused(g, x, ws, IntArrayRef(st, 2), IntArrayRef(pd, 2), IntArrayRef(dl, 2), G,
+                                          out))
+      return out;
+  }
   Tensor xp = x;
   if (p.th != 0 || p.tw != 0) {
     const int64_t pd[4] = {p.pw, p.tw - p.pw, p.ph, p.th - p.ph};
@@ -514,12 +523,17 @@ void define_nn_derivatives() {
   define_derivative("softmax", {{0}, {}, {0}, &softmax_backward});
   define_derivative("log_softmax", {{0}, {}, {0}, &log_softmax_backward});
   define_derivative("layer_norm", {{0, 2, 3}, {0, 2}, {}, &layer_norm_backward});
-  // layer_norm's and max_pool2d's derivatives call these only when no graph
-  // is recorded; a graph through a direct call cannot be differentiated, and
+  // layer_norm's, max_pool2d's and conv2d's derivatives call these only when
+  // no graph is recorded; a graph through a direct call cannot be differentiated, and
   // says so in backward.
   define_derivative("_layer_norm_backward", {{0, 1, 3}, {}, {}, [](C&) -> variable_list {
                       throw NotImplementedError(
                           "_layer_norm_backward: has no derivative (layer_norm's own backward with create_graph=True "
+                          "composes differentiable ops instead)");
+                    }});
+  define_derivative("_conv2d_backward_weight", {{0, 1}, {}, {}, [](C&) -> variable_list {
+                      throw NotImplementedError(
+                          "_conv2d_backward_weight: has no derivative (conv2d's own backward with create_graph=True "
                           "composes differentiable ops instead)");
                     }});
   define_derivative("_max_pool2d_backward", {{0, 1}, {}, {}, [](C&) -> variable_list {

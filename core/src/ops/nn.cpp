@@ -301,6 +301,52 @@ void conv2d_meta(StructuredCall& c) {
   c.dispatch_dtype = x.scalar_type();
 }
 
+// _conv2d_backward_weight(grad_output, input, weight_size, stride, padding,
+// dilation, groups): conv2d's weight gradient in one kernel, for 4-D (batched)
+// operands. padding is the top/left padding; the bottom/right padding follows
+// from grad_output's size (elements outside the input count as 0).
+void conv2d_backward_weight_meta(StructuredCall& c) {
+  const Tensor& g = c.tensor_arg(0);
+  const Tensor& x = c.tensor_arg(1);
+  const Operator& op = c.op();
+  c.device = common_device(c, {0, 1});
+  check_floating(op, x, "input");
+  TSR_CHECK(g.scalar_type() == x.scalar_type(), TypeError, op.name(), ": grad_output (", dtype_name(g.scalar_type()),
+            ") and input (", dtype_name(x.scalar_type()), ") must have the same dtype");
+  TSR_CHECK(x.dim() == 4 && g.dim() == 4, ValueError, op.name(),
+            ": expected a 4-D input [N, C, H, W] and grad_output [N, O, Ho, Wo], got shapes ", x.sizes(), " and ",
+            g.sizes());
+  const IValue& wsv = c.arg(2);
+  TSR_CHECK(wsv.tag == IValue::Tag::IntList && wsv.int_list().size() == 4, ValueError, op.name(),
+            ": weight_size must be a list of 4 ints [out_channels, in_channels/groups, kH, kW]");
+  const IntArrayRef ws = wsv.int_list();
+  const int64_t groups = c.arg(6).is_none() ? 1 : c.arg(6).i;
+  TSR_CHECK(groups > 0, ValueError, op.name(), ": groups must be positive, got ", groups);
+  TSR_CHECK(ws[0] >= 0 && ws[1] >= 0 && ws[2] > 0 && ws[3] > 0, ValueError, op.name(),
+            ": weight_size must have non-negative channels and positive kernel sizes, got ", ws);
+  TSR_CHECK(ws[0] % groups == 0, ValueError, op.name(), ": out_channels (", ws[0], ") must be divisible by groups (",
+            groups, ")");
+  const checked::Int want_c = checked::Int(ws[1]) * groups;
+  TSR_CHECK(!want_c.overflowed() && want_c.value() == x.size(1), ValueError, op.name(), ": input of shape ", x.sizes(),
+            " must have in_channels/groups x groups = ", ws[1], " x ", groups, " channels");
+  TSR_CHECK(g.size(0) == x.size(0) && g.size(1) == ws[0], ValueError, op.name(), ": grad_output of shape ", g.sizes(),
+            " must have the input's batch (", x.size(0), ") and out_channels (", ws[0], ")");
+  const auto [sh, sw] = pair_arg(op, c.arg(3), "stride", 1);
+  const auto [ph, pw] = pair_arg(op, c.arg(4), "padding", 0);
+  const auto [dh, dw] = pair_arg(op, c.arg(5), "dilation", 1);
+  TSR_CHECK(sh > 0 && sw > 0, ValueError, op.name(), ": stride must be positive, got [", sh, ", ", sw, "]");
+  TSR_CHECK(dh > 0 && dw > 0, ValueError, op.name(), ": dilation must be positive, got [", dh, ", ", dw, "]");
+  TSR_CHECK(ph >= 0 && pw >= 0, ValueError, op.name(), ": padding must be non-negative, got [", ph, ", ", pw, "]");
+  c.add_output(ws, x.scalar_type());
+  c.set_tensor(0, g);
+  c.set_tensor(1, x);
+  c.set_int_list(2, ws);
+  const int64_t params[6] = {sh, sw, ph, pw, dh, dw};
+  c.set_int_list(3, IntArrayRef(params, 6));
+  c.set_int(4, groups);
+  c.dispatch_dtype = x.scalar_type();
+}
+
 // ---- pooling ----
 
 // The output size along one dim, exact for any user numbers (kernel size,
@@ -532,6 +578,10 @@ TSR_NN_STRUCTURED(conv2d,
                   "conv2d(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, int[2] padding=0, "
                   "int[2] dilation=1, int groups=1) -> Tensor",
                   &conv2d_meta)
+TSR_NN_STRUCTURED(conv2d_backward_weight,
+                  "_conv2d_backward_weight(Tensor grad_output, Tensor input, int[] weight_size, int[2] stride=1, "
+                  "int[2] padding=0, int[2] dilation=1, int groups=1) -> Tensor",
+                  &conv2d_backward_weight_meta)
 TSR_NN_STRUCTURED(max_pool2d,
                   "max_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, "
                   "bool ceil_mode=False) -> Tensor",
@@ -557,7 +607,7 @@ constinit OpHandle op_cross_entropy{composite(kFamily,
 
 void declare_nn_ops() {
   declare_now({&op_softmax, &op_log_softmax, &op_layer_norm, &op_layer_norm_backward, &op_nll_loss, &op_nll_loss_smoothed, &op_conv2d,
-               &op_max_pool2d, &op_max_pool2d_backward, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
+               &op_conv2d_backward_weight, &op_max_pool2d, &op_max_pool2d_backward, &op_avg_pool2d, &op_mse_loss, &op_cross_entropy});
 }
 
 bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
@@ -567,6 +617,18 @@ bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, In
   if (!runs_on(op, self.device(), self.scalar_type())) return false;
   const IValue args[7] = {V::of(grad_output), V::of(self),    V::of(kernel_size), V::of(stride),
                           V::of(padding),     V::of(dilation), V::of(ceil_mode)};
+  Frame frame{args, 7, &out, 1};
+  Dispatcher::instance().call(op, frame);
+  return true;
+}
+
+bool conv2d_backward_weight_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                                  Tensor& out) {
+  const Operator& op = op_conv2d_backward_weight();
+  if (!runs_on(op, input.device(), input.scalar_type())) return false;
+  const IValue args[7] = {V::of(grad_output), V::of(input),    V::of(weight_size), V::of(stride),
+                          V::of(padding),     V::of(dilation), V::of(groups)};
   Frame frame{args, 7, &out, 1};
   Dispatcher::instance().call(op, frame);
   return true;

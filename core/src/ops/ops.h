@@ -64,7 +64,8 @@ bool layer_norm_backward_fused(const Tensor& grad_output, const Tensor& input, I
 /// Whether a structured `op` can run on `device` in `dtype`: a plugin kernel
 /// is registered for them, or the device stores nothing (meta: only the rule
 /// runs). Composites and derivatives ask before calling an internal kernel op
-/// (_clamp, _layer_norm_backward, _max_pool2d_backward) and compose otherwise.
+/// (_clamp, _layer_norm_backward, _max_pool2d_backward, _conv2d_backward_weight)
+/// and compose otherwise.
 bool runs_on(const Operator& op, Device device, ScalarType dtype);
 
 /// max_pool2d's input gradient in one _max_pool2d_backward call (nn.cpp),
@@ -74,6 +75,14 @@ bool runs_on(const Operator& op, Device device, ScalarType dtype);
 bool max_pool2d_backward_fused(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
                                 IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, bool ceil_mode,
                                 Tensor& out);
+
+/// conv2d's weight gradient in one _conv2d_backward_weight call (nn.cpp), into
+/// `out`: 4-D grad_output and input, the top/left padding. Returns false,
+/// computing nothing, when input's device has no kernel for it in input's
+/// dtype. Errors as the op's.
+bool conv2d_backward_weight_fused(const Tensor& grad_output, const Tensor& input, IntArrayRef weight_size,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups,
+                                  Tensor& out);
 
 /// A contiguous copy of `src` on device `to` (same dtype), moved by the plugins'
 /// copy functions, staged through the host when neither side is host memory.

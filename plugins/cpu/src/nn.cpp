@@ -410,6 +410,7 @@ void register_nn_kernels(const sdk::Host& host) {
       {"nll_loss", kFloatMask, &kernel_entry<&nll_loss_kernel>},
       {"_nll_loss_smoothed", kFloatMask, &kernel_entry<&nll_loss_kernel>},
       {"conv2d", kFloatMask, &kernel_entry<&nn::conv2d_kernel>},
+      {"_conv2d_backward_weight", kFloatMask, &kernel_entry<&nn::conv2d_backward_weight_kernel>},
       {"max_pool2d", kFloatMask | kIntMask, &kernel_entry<&nn::max_pool2d_kernel>},
       {"_max_pool2d_backward", kFloatMask, &kernel_entry<&nn::max_pool2d_backward_kernel>},
       {"avg_pool2d", kFloatMask, &kernel_entry<&nn::avg_pool2d_kernel>},

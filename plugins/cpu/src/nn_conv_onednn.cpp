@@ -1,4 +1,5 @@
-// float32 conv2d through oneDNN's forward convolution (nn_conv_onednn.hpp).
+// float32 conv2d through oneDNN's forward convolution, and its weight gradient
+// through the backward-weights one (nn_conv_onednn.hpp).
 //
 // Each call: the user's NCHW input and OIHW weight are reordered into the
 // layouts oneDNN's kernel prefers (format_tag::any, usually channel-blocked),
@@ -32,6 +33,7 @@ namespace tessera::cpu::onednn {
 
 bool conv2d_available() { return false; }
 bool conv2d_f32(const Conv2dShape&, const float*, const float*, const float*, float*) { return false; }
+bool conv2d_backward_weight_f32(const Conv2dShape&, const float*, const float*, float*) { return false; }
 
 #else
 
@@ -59,33 +61,53 @@ struct Plan {
   Step conv, x_in, w_in, y_out;  // a reorder is empty where the layouts agree
 };
 
+// The user's (dense NCHW / OIHW) descriptors of a problem, the "any" ones
+// oneDNN picks its layouts from, and the geometry.
+struct Geometry {
+  memory::desc x_user, y_user, w_user, x_any, y_any, w_any;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+Geometry geometry_of(const Conv2dShape& s) {
+  Geometry g;
+  const int64_t G = s.groups;
+  g.x_user = memory::desc({s.N, s.C, s.H, s.W}, dt::f32, tag::nchw);
+  g.y_user = memory::desc({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::nchw);
+  g.w_user = G == 1 ? memory::desc({s.O, s.C, s.kH, s.kW}, dt::f32, tag::oihw)
+                    : memory::desc({G, s.O / G, s.C / G, s.kH, s.kW}, dt::f32, tag::goihw);
+  g.x_any = memory::desc({s.N, s.C, s.H, s.W}, dt::f32, tag::any);
+  g.y_any = memory::desc({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::any);
+  g.w_any = memory::desc(g.w_user.dims(), dt::f32, tag::any);
+  // The padding after is what the output size implies; where the last input
+  // rows are never read (floor in the output size) it is 0, which yields the
+  // same output size.
+  const int64_t pr_h = std::max<int64_t>(0, (s.Ho - 1) * s.sh + s.dh * (s.kH - 1) + 1 - s.H - s.ph);
+  const int64_t pr_w = std::max<int64_t>(0, (s.Wo - 1) * s.sw + s.dw * (s.kW - 1) + 1 - s.W - s.pw);
+  g.strides = {s.sh, s.sw};
+  g.dilates = {s.dh - 1, s.dw - 1};  // oneDNN: 0 = no dilation
+  g.pad_l = {s.ph, s.pw};
+  g.pad_r = {pr_h, pr_w};
+  return g;
+}
+
 std::shared_ptr<const Plan> build_plan(const Conv2dShape& s, bool has_bias) {
   auto plan = std::make_shared<Plan>();
   try {
     dnnl::engine& eng = cpu_engine();
-    const int64_t G = s.groups;
-    plan->x_user = memory::desc({s.N, s.C, s.H, s.W}, dt::f32, tag::nchw);
-    plan->y_user = memory::desc({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::nchw);
-    plan->w_user = G == 1 ? memory::desc({s.O, s.C, s.kH, s.kW}, dt::f32, tag::oihw)
-                          : memory::desc({G, s.O / G, s.C / G, s.kH, s.kW}, dt::f32, tag::goihw);
+    const Geometry g = geometry_of(s);
+    plan->x_user = g.x_user;
+    plan->y_user = g.y_user;
+    plan->w_user = g.w_user;
     plan->bias = memory::desc({s.O}, dt::f32, tag::x);
-    const memory::desc x_any({s.N, s.C, s.H, s.W}, dt::f32, tag::any);
-    const memory::desc y_any({s.N, s.O, s.Ho, s.Wo}, dt::f32, tag::any);
-    const memory::desc w_any(plan->w_user.dims(), dt::f32, tag::any);
-    // The padding after is what the output size implies; where the last input
-    // rows are never read (floor in the output size) it is 0, which yields the
-    // same output size.
-    const int64_t pr_h = std::max<int64_t>(0, (s.Ho - 1) * s.sh + s.dh * (s.kH - 1) + 1 - s.H - s.ph);
-    const int64_t pr_w = std::max<int64_t>(0, (s.Wo - 1) * s.sw + s.dw * (s.kW - 1) + 1 - s.W - s.pw);
-    const memory::dims strides{s.sh, s.sw}, dilates{s.dh - 1, s.dw - 1};  // oneDNN: 0 = no dilation
-    const memory::dims pad_l{s.ph, s.pw}, pad_r{pr_h, pr_w};
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const auto prop = dnnl::prop_kind::forward_inference;
     const auto alg = dnnl::algorithm::convolution_direct;
     const dnnl::convolution_forward::desc desc =
-        has_bias ? dnnl::convolution_forward::desc(prop, alg, x_any, w_any, plan->bias, y_any, strides, dilates, pad_l, pad_r)
-                 : dnnl::convolution_forward::desc(prop, alg, x_any, w_any, y_any, strides, dilates, pad_l, pad_r);
+        has_bias ? dnnl::convolution_forward::desc(prop, alg, g.x_any, g.w_any, plan->bias, g.y_any, g.strides,
+                                                   g.dilates, g.pad_l, g.pad_r)
+                 : dnnl::convolution_forward::desc(prop, alg, g.x_any, g.w_any, g.y_any, g.strides, g.dilates,
+                                                   g.pad_l, g.pad_r);
     const dnnl::convolution_forward::primitive_desc pd(desc, attr, eng);
     plan->x_conv = pd.src_desc();
     plan->w_conv = pd.weights_desc();
@@ -118,7 +140,91 @@ bool small_enough(const Conv2dShape& s) {
          s.sh < kMax && s.sw < kMax && s.ph < kMax && s.pw < kMax && s.dh < kMax && s.dw < kMax;
 }
 
+// The weight gradient's primitives: x and grad_out in, grad_w out, each
+// through a reorder where oneDNN's kernel wants another layout.
+struct BackwardWeightPlan {
+  bool ok = false;
+  memory::desc x_user, y_user, w_user;
+  memory::desc x_conv, y_conv, w_conv;
+  Step conv, x_in, y_in, w_out;
+};
+
+std::shared_ptr<const BackwardWeightPlan> build_backward_weight_plan(const Conv2dShape& s) {
+  auto plan = std::make_shared<BackwardWeightPlan>();
+  try {
+    dnnl::engine& eng = cpu_engine();
+    const Geometry g = geometry_of(s);
+    plan->x_user = g.x_user;
+    plan->y_user = g.y_user;
+    plan->w_user = g.w_user;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const auto alg = dnnl::algorithm::convolution_direct;
+    // oneDNN builds backward primitives from the forward (training) one's choices.
+    const dnnl::convolution_forward::primitive_desc hint(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, alg, g.x_any, g.w_any, g.y_any, g.strides,
+                                        g.dilates, g.pad_l, g.pad_r),
+        eng);
+    const dnnl::convolution_backward_weights::primitive_desc pd(
+        dnnl::convolution_backward_weights::desc(alg, g.x_any, g.w_any, g.y_any, g.strides, g.dilates, g.pad_l,
+                                                 g.pad_r),
+        attr, eng, hint);
+    plan->x_conv = pd.src_desc();
+    plan->y_conv = pd.diff_dst_desc();
+    plan->w_conv = pd.diff_weights_desc();
+    plan->conv = {dnnl::convolution_backward_weights(pd), pd.scratchpad_desc()};
+    plan->x_in = make_reorder(plan->x_user, plan->x_conv, attr);
+    plan->y_in = make_reorder(plan->y_user, plan->y_conv, attr);
+    plan->w_out = make_reorder(plan->w_conv, plan->w_user, attr);
+    plan->ok = true;
+  } catch (const dnnl::error&) {
+    *plan = BackwardWeightPlan{};  // refused: the caller's im2col path
+  }
+  return plan;
+}
+
+support::PlanCache<17, BackwardWeightPlan>& backward_weight_plan_cache() {
+  static support::PlanCache<17, BackwardWeightPlan> cache;
+  return cache;
+}
+
+// The problems both directions take: positive sizes, padding >= 0, whole
+// groups, sizes within oneDNN's int range.
+bool acceptable(const Conv2dShape& s) {
+  const int64_t dims[] = {s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.dh, s.dw, s.groups};
+  for (int64_t d : dims)
+    if (d <= 0) return false;  // empty tensors and degenerate parameters: im2col's business
+  return s.ph >= 0 && s.pw >= 0 && s.C % s.groups == 0 && s.O % s.groups == 0 && small_enough(s);
+}
+
 }  // namespace
+
+bool conv2d_backward_weight_f32(const Conv2dShape& s, const float* grad_out, const float* x, float* grad_w) {
+  if (!conv2d_available() || !acceptable(s)) return false;
+  const support::Key<17> key{s.N,  s.C,  s.H,  s.W,  s.O,  s.kH, s.kW, s.Ho,    s.Wo,
+                             s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups, omp_get_max_threads()};
+  try {
+    const std::shared_ptr<const BackwardWeightPlan> plan =
+        backward_weight_plan_cache().get(key, [&] { return build_backward_weight_plan(s); });
+    if (!plan->ok) return false;
+    support::Runner r({&plan->conv, &plan->x_in, &plan->y_in, &plan->w_out});
+    // oneDNN reads, never writes, src and diff_dst: the const_casts are for its API.
+    const memory x_user = r.wrap(plan->x_user, const_cast<float*>(x));
+    const memory y_user = r.wrap(plan->y_user, const_cast<float*>(grad_out));
+    const memory w_user = r.wrap(plan->w_user, grad_w);
+    const memory x_conv = r.stage(plan->x_in, plan->x_conv, 0, x_user);
+    const memory y_conv = r.stage(plan->y_in, plan->y_conv, 1, y_user);
+    const memory w_conv = r.stage(plan->w_out, plan->w_conv, 2, w_user);
+    if (plan->x_in) r.run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
+    if (plan->y_in) r.run(plan->y_in, {{DNNL_ARG_FROM, y_user}, {DNNL_ARG_TO, y_conv}});
+    r.run(plan->conv, {{DNNL_ARG_SRC, x_conv}, {DNNL_ARG_DIFF_DST, y_conv}, {DNNL_ARG_DIFF_WEIGHTS, w_conv}});
+    if (plan->w_out) r.run(plan->w_out, {{DNNL_ARG_FROM, w_conv}, {DNNL_ARG_TO, w_user}});
+    r.wait();
+    return true;
+  } catch (const dnnl::error&) {
+    return false;  // the caller recomputes the whole gradient
+  }
+}
 
 bool conv2d_available() {
   static const bool on = enabled_by_env();
@@ -126,11 +232,7 @@ bool conv2d_available() {
 }
 
 bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out) {
-  if (!conv2d_available()) return false;
-  const int64_t dims[] = {s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.dh, s.dw, s.groups};
-  for (int64_t d : dims)
-    if (d <= 0) return false;  // empty tensors and degenerate parameters: im2col's business
-  if (s.ph < 0 || s.pw < 0 || s.C % s.groups != 0 || s.O % s.groups != 0 || !small_enough(s)) return false;
+  if (!conv2d_available() || !acceptable(s)) return false;
   const Key key{s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups,
                 bias != nullptr, omp_get_max_threads()};
   try {

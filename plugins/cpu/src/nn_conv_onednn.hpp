@@ -27,4 +27,10 @@ bool conv2d_available();
 /// another way); refusals are remembered per problem. Thread-safe.
 bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out);
 
+/// Computes grad_w = conv2d's weight gradient (dense OIHW, [O, C/groups, kH,
+/// kW]) from dense NCHW x [N, C, H, W] and grad_out [N, O, Ho, Wo], with
+/// oneDNN's backward-weights convolution. Returns false, having written
+/// nothing that matters, as conv2d_f32 does. Thread-safe.
+bool conv2d_backward_weight_f32(const Conv2dShape& s, const float* grad_out, const float* x, float* grad_w);
+
 }  // namespace tessera::cpu::onednn

@@ -11,6 +11,10 @@
 // (a dense 1x1 stride-1 convolution multiplies the image as it lies). Either
 // way the output is first filled with the bias and the convolution added to
 // it (beta = 1), so float16/bfloat16 round once, as on cpu.
+//
+// _conv2d_backward_weight (conv2d's weight gradient, docs/ops/nn.md): im2col of
+// chunks of images by tap, then one GEMM per group and chunk with the packed
+// gradient (no cuDNN backward-filter path yet).
 #include "common.cuh"
 #include "gemm.cuh"
 #include "kernels.hpp"
@@ -463,10 +467,112 @@ void conv2d_kernel(const TsrKernelCall& call) {
   });
 }
 
+// ---- _conv2d_backward_weight: im2col + one GEMM per group and chunk of images ----
+
+/// Unrolls images [n0, n0 + images) of one group's channels into cols
+/// [K][images][L] (K = Cg * kH * kW, L = Ho * Wo): a [K, images * L] matrix
+/// whose columns run over the images' output positions, zeros where a tap
+/// falls in the padding.
+template <typename T>
+__global__ void im2col_by_tap_kernel(Im2col<T> p, int64_t images, int64_t total) {
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t l = idx % p.L;
+    int64_t r = idx / p.L;
+    const int64_t n = r % images;
+    r /= images;
+    const int64_t j = r % p.kW;
+    r /= p.kW;
+    const int64_t i = r % p.kH;
+    const int64_t c = r / p.kH;
+    const int64_t oh = l / p.Wo, ow = l - oh * p.Wo;
+    const int64_t ih = oh * p.sh - p.ph + i * p.dh, iw = ow * p.sw - p.pw + j * p.dw;
+    p.cols[idx] = (ih >= 0 && ih < p.in.H && iw >= 0 && iw < p.in.W)
+                      ? p.x[(p.n0 + n) * p.in.sN + (p.c0 + c) * p.in.sC + ih * p.in.sH + iw * p.in.sW]
+                      : store<T>(compute_t<T>(0));
+  }
+}
+
+/// conv2d's weight gradient gw[g] = g_pack[g] @ cols[g]^T, with g_pack the
+/// group's gradient as [Og, images * L] (packed into the workspace) and cols
+/// from im2col_by_tap_kernel: the sum over images and positions is one GEMM's
+/// inner dimension, so float16/bfloat16 round once unless the images come in
+/// more than one chunk (each chunk's product is then added to the last one's
+/// rounded result, beta = 1).
+template <typename T>
+void conv_backward_weight_typed(const TsrKernelCall& call, const DLTensor& gout, const DLTensor& x, DLTensor& out,
+                                const int64_t* p, int64_t groups) {
+  DeviceScope scope(call.device_index);
+  const Img in = img_of(x, "input"), o = img_of(gout, "grad_output");
+  const int64_t O = out.shape[0], Cg = out.shape[1], kH = out.shape[2], kW = out.shape[3];
+  const int64_t Og = O / groups, K = Cg * kH * kW, L = o.H * o.W;
+  T* gw = data_as<T>(out);
+  if (in.N == 0 || L == 0 || K == 0) {
+    check_cuda(cudaMemsetAsync(gw, 0, static_cast<size_t>(O * K) * sizeof(T), stream_of(call)), "cudaMemsetAsync");
+    return;
+  }
+  const int64_t per_image = std::max(K, Og) * L * static_cast<int64_t>(sizeof(T));
+  const int64_t chunk = std::max<int64_t>(1, std::min(in.N, kColsBytes / per_image));
+  T* cols = static_cast<T*>(workspace(call, static_cast<size_t>(K * chunk * L) * sizeof(T)));
+  T* gpack = static_cast<T*>(workspace(call, static_cast<size_t>(Og * chunk * L) * sizeof(T)));
+  const T* xp = data_as<const T>(x);
+  const T* gp = data_as<const T>(gout);
+  BlasWorkspace blas;
+  for (int64_t n0 = 0; n0 < in.N; n0 += chunk) {
+    const int64_t images = std::min(chunk, in.N - n0);
+    GemmScale scale;
+    scale.beta = n0 == 0 ? 0.0 : 1.0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const Im2col<T> ip{xp, cols, in, n0, g * Cg, Cg, kH, kW, o.W, L, p[0], p[1], p[2], p[3], p[4], p[5]};
+      const int64_t total = K * images * L;
+      im2col_by_tap_kernel<T><<<blocks_for(total), kThreads, 0, stream_of(call)>>>(ip, images, total);
+      check_launch("im2col_by_tap_kernel");
+      // gpack[oc][n][h * Wo + w] = gout[n0 + n, g * Og + oc, h, w]
+      copy_strided(call, sizeof(T), gp + n0 * o.sN + g * Og * o.sC, gpack,
+                   CopyShape{4, {Og, images, o.H, o.W}, {o.sC, o.sN, o.sH, o.sW}, {images * L, L, o.W, 1}});
+      const Mat a{gpack, 1, Og, images * L, 0, images * L, 1};
+      const Mat b = Mat{cols, 1, K, images * L, 0, images * L, 1}.t();
+      const Mat c{gw + g * Og * K, 1, Og, K, 0, K, 1};
+      gemm(call, a, b, c, scale, &c, &blas);
+    }
+  }
+}
+
+void conv2d_backward_weight_kernel(const TsrKernelCall& call) {
+  const DLTensor& gout = sdk::tensor_arg(call, 0, "grad_output", call.dtype);
+  const DLTensor& x = sdk::tensor_arg(call, 1, "input", call.dtype);
+  const sdk::IntList p = sdk::int_list_arg(call, 3, "params");
+  if (p.size != 6) sdk::invalid("argument 'params' must be a list of 6 ints [sh, sw, pad_top, pad_left, dh, dw]");
+  const TsrValue& groups = sdk::arg(call, 4, "groups");
+  if (groups.tag != TSR_VALUE_INT || groups.as.i <= 0) sdk::invalid("groups must be a positive int");
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  if (gout.ndim != 4 || x.ndim != 4 || out.ndim != 4) sdk::invalid("_conv2d_backward_weight: operands must be 4-D");
+  const int64_t O = out.shape[0], Cg = out.shape[1];
+  if (gout.shape[0] != x.shape[0] || gout.shape[1] != O || Cg * groups.as.i != x.shape[1] || O % groups.as.i != 0)
+    sdk::invalid("_conv2d_backward_weight: inconsistent shapes: grad_output " + sdk::shape_text(gout) + ", input " +
+                 sdk::shape_text(x) + ", groups " + std::to_string(groups.as.i) + ", out " + sdk::shape_text(out));
+  if (p[0] <= 0 || p[1] <= 0 || p[4] <= 0 || p[5] <= 0 || p[2] < 0 || p[3] < 0)
+    sdk::invalid("_conv2d_backward_weight: stride and dilation must be positive and padding non-negative");
+  if (!packed({out.shape[0], out.shape[1], out.shape[2], out.shape[3]},
+              {out.strides[0], out.strides[1], out.strides[2], out.strides[3]}))
+    sdk::invalid("_conv2d_backward_weight: out must be contiguous");
+  if (sdk::numel(out) == 0) return;
+  dispatch(call.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!kIsFloating<T>) {
+      sdk::invalid("_conv2d_backward_weight needs a floating dtype");
+    } else {
+      conv_backward_weight_typed<T>(call, gout, x, out, p.data, groups.as.i);
+    }
+  });
+}
+
 }  // namespace
 
 void register_conv(const sdk::Host& host) {
   host.register_kernel("conv2d", "cuda", kFloatMask, &sdk::kernel_entry<kCuda, conv2d_kernel>);
+  host.register_kernel("_conv2d_backward_weight", "cuda", kFloatMask,
+                       &sdk::kernel_entry<kCuda, conv2d_backward_weight_kernel>);
 }
 
 }  // namespace tessera::cuda

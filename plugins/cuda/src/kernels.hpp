@@ -15,7 +15,8 @@ void register_shape(const sdk::Host& host);      // shape.cu (copy_, fill_, aran
 void register_indexing(const sdk::Host& host);   // indexing.cu (gather ... nonzero, masked_select)
 void register_linalg(const sdk::Host& host);     // linalg.cu (mm, bmm, addmm through cuBLAS)
 void register_nn(const sdk::Host& host);         // nn.cu (softmax, log_softmax, layer_norm, losses, pooling)
-void register_conv(const sdk::Host& host);       // conv.cu (conv2d: cuDNN where built with it, else im2col + cuBLAS)
+void register_conv(const sdk::Host& host);       // conv.cu (conv2d: cuDNN where built with it, else im2col + cuBLAS;
+                                                 // _conv2d_backward_weight: im2col + cuBLAS)
 void register_random(const sdk::Host& host);     // random.cu (Philox4x32-10, the cpu plugin's counter rule)
 
 }  // namespace tessera::cuda
