@@ -24,6 +24,7 @@ namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace erfmath {
 
 using sleef::VecF;
 
+using expmath::fma;
 using expmath::mul_add;
 
 inline constexpr float kSmall = 0.9f;
@@ -83,17 +84,6 @@ TSR_SLEEF_INLINE VecF erf(VecF x) {
   const VecF small = erf_small(x);
   const VecF r = a < kSmall ? small : (x < 0.0f ? -tail : tail);
   return x != x ? x : r;
-}
-
-// a * b + c on whole vectors (two roundings without FMA, as expmath::mul_add).
-TSR_SLEEF_INLINE VecF fma(VecF a, VecF b, VecF c) {
-#if defined(__AVX512F__)
-  return _mm512_fmadd_ps(a, b, c);
-#elif defined(__AVX2__) && defined(__FMA__)
-  return _mm256_fmadd_ps(a, b, c);
-#else
-  return a * b + c;
-#endif
 }
 
 /// x Phi(x) for float32 exact gelu, relatively accurate to about 5e-6 (1.2e-5

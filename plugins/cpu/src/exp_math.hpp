@@ -32,6 +32,17 @@ TSR_SLEEF_INLINE VecF mul_add(VecF a, VecF b, float c) {
 #endif
 }
 
+/// a * b + c on whole vectors (two roundings on the SSE2 baseline, as mul_add).
+TSR_SLEEF_INLINE VecF fma(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return _mm512_fmadd_ps(a, b, c);
+#elif defined(__AVX2__) && defined(__FMA__)
+  return _mm256_fmadd_ps(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
 /// p 2^n for an integer-valued nf = n, -150 <= n <= 128, p in [0.5, 2]: the
 /// result rounded once, subnormals included.
 TSR_SLEEF_INLINE VecF scale_pow2(VecF p, VecF nf) {
@@ -53,12 +64,14 @@ TSR_SLEEF_INLINE VecF exp_core(VecF q) {
   constexpr float kLog2e = 1.44269504f, kShift = 12582912.0f;  // 1.5 * 2^23: rounds to an integer
   constexpr float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   const VecF nf = mul_add(q, VecF{} + kLog2e, kShift) - kShift;
-  const VecF r = (q - nf * kLn2Hi) - nf * kLn2Lo;
+  // Every step an FMA where the level has one (12 vector operations; the
+  // separate multiplies and adds of -ffp-contract=off took 15).
+  const VecF r = fma(nf, VecF{} - kLn2Lo, fma(nf, VecF{} - kLn2Hi, q));
   VecF p = mul_add(r, VecF{} + 0.00139336521f, 0.00836318173f);
   p = mul_add(p, r, 0.0416664667f);
   p = mul_add(p, r, 0.166665763f);
   p = mul_add(p, r, 0.5f);
-  p = 1.0f + (r + (r * r) * p);
+  p = 1.0f + fma(r * r, p, r);
   return scale_pow2(p, nf);
 }
 
@@ -76,7 +89,20 @@ TSR_SLEEF_INLINE VecF exp(VecF x) {
 /// and for x < 0, e / (1 + e) keeps the relative accuracy where 1 / (1 + e^-x)
 /// would round to 0. NaN gives NaN.
 TSR_SLEEF_INLINE VecF sigmoid(VecF x) {
-  const VecF e = exp(x >= 0.0f ? -x : x);
+  // -|x| by setting the sign bit, clamped to exp_core's range by a max whose
+  // NaN operand wins (maxps returns its second operand when one is NaN), so a
+  // NaN x runs through as NaN without exp's own clamps and fix-up.
+  const VecF neg = (VecF)((VecI)x | static_cast<int32_t>(0x80000000u));
+#if defined(__AVX512F__)
+  const VecF q = _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(-104.0f), neg);
+#elif defined(__AVX__)
+  const VecF q = _mm256_max_ps(_mm256_set1_ps(-104.0f), neg);
+#elif defined(__SSE2__)
+  const VecF q = _mm_max_ps(_mm_set1_ps(-104.0f), neg);
+#else
+  const VecF q = neg > -104.0f || neg != neg ? neg : VecF{} - 104.0f;
+#endif
+  const VecF e = exp_core(q);
   const VecF r = 1.0f / (1.0f + e);
   return x >= 0.0f ? r : e * r;
 }
