@@ -404,17 +404,23 @@ struct StridedArg {  // any stride, in bytes
 
 // out[i] = f(in_0[i], ..., in_{n-1}[i]) with a dense output; `Args` picks the
 // access pattern of each input.
+// f is copied into the loop's frame: values it captured (masked_fill's fill
+// value, clamp's bounds) then cannot alias the output, so the compiler keeps
+// them in registers and vectorizes; read through the caller's closure, every
+// store to out made it reload them, element by element.
 template <typename Out, typename... Args, typename F, size_t... I>
-inline void dense_out_loop(const F& f, char** ptrs, const int64_t* strides, int64_t n,
+inline void dense_out_loop(const F& caller_f, char** ptrs, const int64_t* strides, int64_t n,
                            std::index_sequence<I...>) {
+  const F f = caller_f;
   Out* out = reinterpret_cast<Out*>(ptrs[0]);
   const std::tuple<Args...> in{Args(ptrs[I + 1], strides[I + 1])...};
   for (int64_t i = 0; i < n; ++i) out[i] = f(std::get<I>(in)[i]...);
 }
 
 template <typename Out, typename... In, typename F, size_t... I>
-inline void strided_loop(const F& f, char** ptrs, const int64_t* strides, int64_t n,
+inline void strided_loop(const F& caller_f, char** ptrs, const int64_t* strides, int64_t n,
                          std::index_sequence<I...>) {
+  const F f = caller_f;  // as dense_out_loop
   char* out = ptrs[0];
   const int64_t out_stride = strides[0];
   const std::tuple<StridedArg<In>...> in{StridedArg<In>(ptrs[I + 1], strides[I + 1])...};
