@@ -43,6 +43,28 @@ def dim_case(draw, index_bigger_ok=False):
     return dtype, a, dim
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.uint8])
+@pytest.mark.parametrize("idt", [np.int64, np.int32])
+def test_index_select_rows_of_a_table(dtype, idt):
+    # Whole rows picked from a table (embedding's lookup: the cpu plugin's
+    # row-copy loop, which prefetches rows ahead): many rows, repeats, a row
+    # stride wider than the row, one-column rows, and through embedding.
+    rng = np.random.default_rng(6)
+    table = (rng.standard_normal((300, 40)) * 50).astype(dtype)
+    index = rng.integers(0, 300, 1000)
+    index[::7] = 299
+    got = tessera.index_select(to_t(table), 0, idx_t(index, idt))
+    check(got, np.take(table, index, axis=0), dtype)
+    wide = np.zeros((300, 64), dtype)
+    wide[:, :40] = table
+    check(tessera.index_select(to_t(wide)[:, :40], 0, idx_t(index, idt)), np.take(table, index, axis=0), dtype)
+    check(tessera.index_select(to_t(table[:, :1].copy()), 0, idx_t(index, idt)), np.take(table[:, :1], index, axis=0),
+          dtype)
+    if dtype in (np.float32, np.float64):
+        ids = index.reshape(20, 50)
+        check(tessera.embedding(to_t(table), idx_t(ids)), table[ids], dtype)
+
+
 @SETTINGS
 @given(dim_case(), st.data())
 def test_index_select(case, data):
