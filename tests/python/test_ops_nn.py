@@ -272,6 +272,18 @@ def test_layer_norm(dtype, shape, data):
     close(got, want, dtype, scale=100 if dtype == np.float16 else 10)
 
 
+@pytest.mark.parametrize("base,spread", [(1e4, 1e-2), (-1e6, 1.0), (1.0, 1e-3), (0.0, 100.0)])
+def test_layer_norm_keeps_small_spreads_about_large_means(base, spread):
+    # float32 statistics in float lanes: deviations from a first estimate of
+    # the mean, corrected by their own sum, and the output as (x - estimate) -
+    # rest; subtracting the mean rounded to float would lose the spread.
+    rng = np.random.default_rng(9)
+    for m in (5, 1000, 2500):
+        x = (base + spread * rng.standard_normal((3, m))).astype(np.float32)
+        got = np.from_dlpack(tessera.layer_norm(to_t(x), [m])).astype(np.float64)
+        np.testing.assert_allclose(got, ref_layer_norm(x, 1, None, None, 1e-5), rtol=0, atol=5e-6)
+
+
 def test_layer_norm_bfloat16_and_errors():
     x = np.random.default_rng(1).standard_normal((4, 6)).astype(np.float32)
     t, xr = as_bf16(x)

@@ -234,6 +234,20 @@ def test_var_std_over_outer_dims_of_wide_tensors(dtype, dims):
               np.sqrt(view.astype(np.float64).var(axis=dims, ddof=0, keepdims=True)), dtype)
 
 
+@pytest.mark.parametrize("base,spread", [(1e4, 1e-2), (-1e6, 1.0), (1.0, 1e-3)])
+def test_var_keeps_small_spreads_about_large_means(base, spread):
+    # Inner reductions of float32 take deviations from the mean rounded to
+    # float, corrected by their own sum: the variance stays relatively exact.
+    rng = np.random.default_rng(10)
+    for n in (7, 1000, 3000):
+        a = (base + spread * rng.standard_normal((2, n))).astype(np.float32)
+        want = a.astype(np.float64).var(axis=1, ddof=1)
+        got = np.from_dlpack(to_t(a).var([1], correction=1)).astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=1e-5)
+        strided_got = np.from_dlpack(to_t(np.asfortranarray(a)).var([1], correction=1)).astype(np.float64)
+        np.testing.assert_allclose(strided_got, want, rtol=1e-5)
+
+
 def test_var_unbiased_and_correction_spellings():
     a = np.array([1.0, 2.0, 4.0, 7.0])
     t = to_t(a)

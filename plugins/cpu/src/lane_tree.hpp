@@ -48,7 +48,7 @@ inline __attribute__((always_inline)) A tree_sum(const A* lanes) {
 /// tree and the block totals in double. A block's error is that of a ~40-term
 /// sum in A; the order is fixed, so are the bits (any thread count, any level).
 template <typename A>
-inline constexpr int kSumLanes = static_cast<int>(128 / sizeof(A));
+inline constexpr int kSumLanes = static_cast<int>(256 / sizeof(A));
 inline constexpr int64_t kSumBlock = 1024;
 template <typename A, typename Load, typename F>
 inline __attribute__((always_inline)) double blocked_lane_sum(int64_t n, const Load& load, const F& f) {
@@ -64,6 +64,40 @@ inline __attribute__((always_inline)) double blocked_lane_sum(int64_t n, const L
     total += static_cast<double>(tree_sum<L, A>(lane));
   }
   return total;
+}
+
+/// sum (x - c) and sum (x - c)^2 over x = load(i), i in [0, n), blocked as
+/// blocked_lane_sum. With c near the mean (a first pass's, rounded to A),
+/// sum (x - mean)^2 = s2 - s1^2 / n without cancellation: the deviations are
+/// taken from c, and the mean's own rounding (to A, or a float lane sum's
+/// error) enters only through s1. Subtracting a float-rounded mean directly
+/// lost the variance of data whose spread is below the mean's rounding error.
+struct ShiftedSums {
+  double s1, s2;
+};
+template <typename A, typename Load>
+inline __attribute__((always_inline)) ShiftedSums blocked_shifted_sums(int64_t n, const Load& load, A c) {
+  constexpr int64_t L = kSumLanes<A>;
+  ShiftedSums t{0, 0};
+  for (int64_t b = 0; b < n; b += kSumBlock) {
+    const int64_t e = std::min(n, b + kSumBlock), body = b + (e - b) / L * L;
+    A l1[L] = {}, l2[L] = {};
+    for (int64_t i = b; i < body; i += L) {
+      for (int64_t j = 0; j < L; ++j) {
+        const A d = load(i + j) - c;
+        l1[j] += d;
+        l2[j] += d * d;
+      }
+    }
+    for (int64_t i = body; i < e; ++i) {
+      const A d = load(i) - c;
+      l1[i - body] += d;
+      l2[i - body] += d * d;
+    }
+    t.s1 += static_cast<double>(tree_sum<L, A>(l1));
+    t.s2 += static_cast<double>(tree_sum<L, A>(l2));
+  }
+  return t;
 }
 
 }}  // namespace tessera::cpu::TSR_CPU_ISA

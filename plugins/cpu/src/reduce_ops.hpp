@@ -514,21 +514,46 @@ void var_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, doub
   using S = storage_t<T>;
   const double n = static_cast<double>(L.n_red);
   if (L.inner) {
-    // Per output, each pass in 16 double lanes.
+    // Per output: the mean (sum_lanes), then the deviations.
     for_each_output(L, 2 * L.n_red, [&](int64_t io, int64_t oo) {
       double lane[16] = {};
       for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
         sum_lanes<T>(p, len, s, lane, [](auto x) { return x; });
       });
       const double mean = total_lanes(lane) / n;
-      double dev[16] = {};
+      // The deviations d from c, the mean rounded to the lanes' type, and their
+      // sum: sum (x - mean)^2 = sum d^2 - (sum d)^2 / n takes the data's own
+      // mean, so neither the rounding of c nor the first pass's error enters
+      // (blocked_shifted_sums). Dense float-like runs in float lanes, the rest
+      // (strided, float64) in double lanes.
+      using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      const C c = static_cast<C>(mean);
+      ShiftedSums sums{0, 0};
       for_each_run(L, in + io, 0, L.n_red, [&](const S* p, int64_t len, int64_t s) {
-        sum_lanes<T>(p, len, s, dev, [mean](auto x) {
-          const auto c = static_cast<decltype(x)>(mean);  // float lanes: the mean rounded to float
-          return (x - c) * (x - c);
-        });
+        if constexpr (std::is_same_v<C, float>) {
+          if (s == 1) {
+            const ShiftedSums d = blocked_shifted_sums<float>(
+                len, [p](int64_t i) { return static_cast<float>(load_cmp<T>(p[i])); }, c);
+            sums.s1 += d.s1;
+            sums.s2 += d.s2;
+            return;
+          }
+        }
+        double l1[16] = {}, l2[16] = {};
+        const auto add = [&](int64_t i, int j) {
+          const double d = load_f64<T>(p[i * s]) - static_cast<double>(c);
+          l1[j] += d;
+          l2[j] += d * d;
+        };
+        int64_t i = 0;
+        for (; i + 16 <= len; i += 16)
+          for (int j = 0; j < 16; ++j) add(i + j, j);
+        for (int j = 0; i < len; ++i, ++j) add(i, j);
+        sums.s1 += total_lanes(l1);
+        sums.s2 += total_lanes(l2);
       });
-      out[oo] = static_cast<S>(convert<T>(var_finish(total_lanes(dev), n, correction, take_sqrt)));
+      const double ss = std::max(0.0, sums.s2 - sums.s1 * sums.s1 / n);
+      out[oo] = static_cast<S>(convert<T>(var_finish(ss, n, correction, take_sqrt)));
     }, kReduceGrain);
     return;
   }
