@@ -97,6 +97,21 @@ bool onednn_bf16(const Mat& a, const Mat& b, const Mat& c, bool f32_out) {
   return onednn::matmul_bf16(p, a.data, b.data, c.data, f32_out, threads);
 }
 
+// The float32 product c = a @ b of one matrix pair (batch 1) on oneDNN, from
+// kSmallGemmWork multiply-adds (smaller ones are small_sgemm's). False: not
+// tried or refused (matmul_f32); nothing of c that matters was written.
+bool onednn_f32(const Mat& a, const Mat& b, const Mat& c) {
+  const int64_t M = a.rows, K = a.cols, N = b.cols;
+  if (c.batch != 1 || !onednn::matmul_f32_enabled()) return false;
+  const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (work < static_cast<double>(kSmallGemmWork)) return false;
+  const double want = std::min(static_cast<double>(max_threads()), work / static_cast<double>(kOneDnnWorkPerThread));
+  const int threads = static_cast<int>(idle_threads(std::max<int64_t>(1, static_cast<int64_t>(want))));
+  const onednn::MatmulProblem p{1, M, N, K, a.sb, a.sr, a.sc, b.sb, b.sr, b.sc, c.sb, c.sr, c.sc};
+  return onednn::matmul_f32(p, reinterpret_cast<const float*>(a.data), reinterpret_cast<const float*>(b.data),
+                            reinterpret_cast<float*>(c.data), threads);
+}
+
 // An operand as BLAS reads it: row-major with leading dimension ld, possibly
 // transposed, consecutive batches batch_stride elements apart.
 template <typename P>
@@ -321,6 +336,9 @@ void matmul_floating(const Mat& a, const Mat& b, const Mat& c) {
       return;
     }
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (onednn_f32(a, b, c)) return;
+  }
   std::vector<P> abuf, bbuf, cbuf;
   const BlasOperand<P> A = prepare<T, P>(a, abuf);
   const BlasOperand<P> B = prepare<T, P>(b, bbuf);
@@ -446,12 +464,23 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
       at<T>(c, 0, i, j) = convert<T>(beta == P(0) ? prod : beta * convert<P>(at<T>(self, 0, i, j)) + prod);
     });
   };
-  if constexpr (std::is_same_v<T, sdk::BFloat16>) {
+  bool try_onednn = std::is_same_v<T, sdk::BFloat16>;
+  if constexpr (std::is_same_v<T, float>) {
+    try_onednn = onednn::matmul_f32_enabled() && static_cast<double>(M) * N * K >= static_cast<double>(kSmallGemmWork);
+  }
+  if (try_onednn) {
     // oneDNN writes the float32 product; alpha and beta * self are applied
     // below in float32 as on the BLAS path, and out is rounded once. alpha 0:
     // BLAS computes no product (inf and nan in mat1, mat2 do not propagate).
     cbuf.resize(static_cast<size_t>(M * N));
-    if (alpha != P(0) && onednn_bf16(a, b, Mat{reinterpret_cast<char*>(cbuf.data()), 1, M, N, 0, N, 1}, true)) {
+    const Mat prod{reinterpret_cast<char*>(cbuf.data()), 1, M, N, 0, N, 1};
+    bool done = false;
+    if constexpr (std::is_same_v<T, float>) {
+      done = alpha != P(0) && onednn_f32(a, b, prod);
+    } else {
+      done = alpha != P(0) && onednn_bf16(a, b, prod, true);
+    }
+    if (done) {
       if (alpha != P(1)) {
         parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
           for (int64_t k = r0 * N; k < r1 * N; ++k) cbuf[static_cast<size_t>(k)] *= alpha;

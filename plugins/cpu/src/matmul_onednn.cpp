@@ -21,6 +21,11 @@
 // AMD CPU (kernel_wins below); every other answer is a refusal and the caller
 // keeps its float32 path. Also refused by oneDNN's choice: products it gives a
 // lesser kernel even on such a CPU (M < 8, or all sizes <= ~16).
+// float32 products (matmul_f32) run here only on AMD CPUs, on oneDNN's
+// brg:avx512_core kernel: on Zen 4 (1 thread, standalone program against
+// OpenBLAS 0.3.21's SkylakeX sgemm) 256x784 @ 784x512 1.85 ms vs 1.98 ms,
+// 256x512 @ 512x512 1.18 vs 1.28 ms, 512^3 2.40 vs 2.55 ms, 256x512 @ 512x10
+// 36 vs 53 us; on Intel CPUs it was not measured, and OpenBLAS keeps them.
 // oneDNN 2.6 has no float16 matmul on the CPU (creating one throws "could not
 // create a primitive descriptor iterator"), so float16 stays on the float32
 // path. OpenBLAS's cblas_sbgemm was the other candidate for bfloat16: Debian's
@@ -71,6 +76,8 @@ namespace tessera::cpu::onednn {
 
 bool matmul_available() { return false; }
 bool matmul_bf16(const MatmulProblem&, const void*, const void*, void*, bool, int) { return false; }
+bool matmul_f32_enabled() { return false; }
+bool matmul_f32(const MatmulProblem&, const float*, const float*, float*, int) { return false; }
 
 #else
 
@@ -140,9 +147,10 @@ memory::desc dense_md(const Desc& d, bool batched, dt type, bool allow_columns) 
 }
 
 // The problem a plan is built for: batch, M, N, K, the three operands' batch
-// dims and strides (the matrix dims follow from M, N, K), the output type, and
-// the thread count (oneDNN sizes its work split when the primitive is created).
-using Key = support::Key<17>;
+// dims and strides (the matrix dims follow from M, N, K), the output type, the
+// thread count (oneDNN sizes its work split when the primitive is created) and
+// the operands' type.
+using Key = support::Key<18>;
 
 // A problem's primitives, immutable once built and shared by every thread
 // that runs the problem. ok = false: refused.
@@ -154,11 +162,16 @@ struct Plan {
 };
 
 // Whether oneDNN's kernel `impl` (its implementation name) beats the float32
-// path on this CPU (measurements at the top of the file).
-bool kernel_wins(const std::string& impl) {
-  if (impl.find("amx") != std::string::npos) return true;
+// OpenBLAS path on this CPU for operands of type `in` (measurements at the top
+// of the file).
+bool amd_cpu() {
   static const bool amd = __builtin_cpu_is("amd");
-  return amd && impl.find("avx512_core_bf16") != std::string::npos;
+  return amd;
+}
+bool kernel_wins(const std::string& impl, dt in) {
+  if (in == dt::f32) return amd_cpu() && impl.find("brg:avx512_core") != std::string::npos;
+  if (impl.find("amx") != std::string::npos) return true;
+  return amd_cpu() && impl.find("avx512_core_bf16") != std::string::npos;
 }
 
 // The matmul for these layouts if oneDNN runs it on a kernel that beats the
@@ -167,19 +180,20 @@ Step make_fast_matmul(const memory::desc& a, const memory::desc& b, const memory
                       const dnnl::primitive_attr& attr) {
   try {
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
-    if (!kernel_wins(pd.impl_info_str())) return {};
+    if (!kernel_wins(pd.impl_info_str(), a.data_type())) return {};
     return {dnnl::matmul(pd), pd.scratchpad_desc()};
   } catch (const dnnl::error&) {
     return {};  // no implementation at all for these layouts
   }
 }
 
-std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc& c, bool batched, bool f32_out) {
+std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc& c, bool batched, dt in,
+                                       bool f32_out) {
   auto plan = std::make_shared<Plan>();
   try {
-    const dt c_type = f32_out ? dt::f32 : dt::bf16;
-    plan->a_user = user_md(a, batched, dt::bf16);
-    plan->b_user = user_md(b, batched, dt::bf16);
+    const dt c_type = f32_out ? dt::f32 : in;
+    plan->a_user = user_md(a, batched, in);
+    plan->b_user = user_md(b, batched, in);
     plan->c_user = user_md(c, batched, c_type);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -194,8 +208,8 @@ std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc&
     } else {
       // Else packed: a copy (a oneDNN reorder, memory-bound) costs far less
       // than the float32 path's widening, and the same kernels then run.
-      plan->a_mm = dense_md(a, batched, dt::bf16, true);
-      plan->b_mm = dense_md(b, batched, dt::bf16, true);
+      plan->a_mm = dense_md(a, batched, in, true);
+      plan->b_mm = dense_md(b, batched, in, true);
       plan->c_mm = dense_md(c, batched, c_type, false);
       if (plan->a_mm == plan->a_user && plan->b_mm == plan->b_user && plan->c_mm == plan->c_user)
         return std::make_shared<Plan>();  // the same layouts, refused above
@@ -214,8 +228,8 @@ std::shared_ptr<const Plan> build_plan(const Desc& a, const Desc& b, const Desc&
   return plan;
 }
 
-support::PlanCache<17, Plan>& plan_cache() {
-  static support::PlanCache<17, Plan> cache;
+support::PlanCache<18, Plan>& plan_cache() {
+  static support::PlanCache<18, Plan> cache;
   return cache;
 }
 
@@ -226,7 +240,10 @@ bool matmul_available() {
   return on;
 }
 
-bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, bool f32_out, int threads) {
+namespace {
+
+// c = a @ b for operands of type `in` (c of type `in`, or float32 with f32_out).
+bool run_matmul(const MatmulProblem& p, dt in, const void* a, const void* b, void* c, bool f32_out, int threads) {
   if (!matmul_available()) return false;
   if (p.batch <= 0 || p.M <= 0 || p.N <= 0 || p.K <= 0) return false;  // nothing to multiply: the caller's business
   Desc da, db, dc;
@@ -241,10 +258,11 @@ bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, 
   const int nthr = omp_get_max_threads();
   const Key key{p.batch,       p.M,           p.N,           p.K,           da.dims[0],    da.strides[0],
                 da.strides[1], da.strides[2], db.dims[0],    db.strides[0], db.strides[1], db.strides[2],
-                dc.strides[0], dc.strides[1], dc.strides[2], f32_out,       nthr};
+                dc.strides[0], dc.strides[1], dc.strides[2], f32_out,       nthr,
+                static_cast<int64_t>(in)};
   try {
     const std::shared_ptr<const Plan> plan =
-        plan_cache().get(key, [&] { return build_plan(da, db, dc, batched, f32_out); });
+        plan_cache().get(key, [&] { return build_plan(da, db, dc, batched, in, f32_out); });
     if (!plan->ok) return false;
     support::Runner r({&plan->mm, &plan->a_in, &plan->b_in, &plan->c_out});
     const memory a_user = r.wrap(plan->a_user, const_cast<void*>(a));
@@ -262,6 +280,19 @@ bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, 
   } catch (const dnnl::error&) {
     return false;  // the caller recomputes the whole output
   }
+}
+
+}  // namespace
+
+bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, bool f32_out, int threads) {
+  return run_matmul(p, dt::bf16, a, b, c, f32_out, threads);
+}
+
+bool matmul_f32_enabled() { return matmul_available() && amd_cpu(); }
+
+bool matmul_f32(const MatmulProblem& p, const float* a, const float* b, float* c, int threads) {
+  if (!matmul_f32_enabled()) return false;
+  return run_matmul(p, dt::f32, a, b, c, true, threads);
 }
 
 #endif  // TESSERA_CPU_HAVE_ONEDNN
