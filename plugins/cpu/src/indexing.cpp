@@ -189,16 +189,21 @@ void for_each_element_tiled(int32_t ndim, const int64_t* shape, int32_t dim, con
   });
 }
 
+// Whether ref's stride along dim is its smallest: then walking lines along dim
+// reads ref in memory order.
+bool along_dim_is_innermost(int32_t ndim, const int64_t* shape, int32_t dim, const LineOperand& ref) {
+  for (int32_t d = 0; d < ndim && ref.ndim == ndim; ++d) {
+    if (d != dim && shape[d] > 1 && std::abs(ref.strides[d]) < std::abs(ref.strides[dim])) return false;
+  }
+  return true;
+}
+
 // Walks lines in memory order: plain lines when `dim` is the operand's
 // innermost dimension (each line is then contiguous), tiles otherwise.
 template <size_t N, typename F>
 void for_each_element(int32_t ndim, const int64_t* shape, int32_t dim, const std::array<LineOperand, N>& ops,
                       const LineOperand& ref, const F& f) {
-  bool dim_innermost = true;
-  for (int32_t d = 0; d < ndim && ref.ndim == ndim; ++d) {
-    if (d != dim && shape[d] > 1 && std::abs(ref.strides[d]) < std::abs(ref.strides[dim])) dim_innermost = false;
-  }
-  if (dim_innermost) {
+  if (along_dim_is_innermost(ndim, shape, dim, ref)) {
     for_each_line<N>(ndim, shape, dim, ops, [&f](char* const* p, const int64_t* s, int64_t len) {
       for (int64_t k = 0; k < len; ++k) f(p, s, k);
     });
@@ -408,13 +413,41 @@ void scatter_kernel(const TsrKernelCall& call) {
           });
           return;
         }
-        for_each_element<3>(index.ndim, index.shape, dim,
-                                  {line_operand(self), line_operand(index), line_operand(src)}, line_operand(src),
-                                  [&](char* const* p, const int64_t* s, int64_t k) {
-                                    const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
-                                    S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
-                                    *dst = combine(*dst, *reinterpret_cast<const S*>(p[2] + k * s[2]));
-                                  });
+        const auto one = [&](char* const* p, const int64_t* s, int64_t k) {
+          const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+          S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
+          *dst = combine(*dst, *reinterpret_cast<const S*>(p[2] + k * s[2]));
+        };
+        const std::array<LineOperand, 3> ops = {line_operand(self), line_operand(index), line_operand(src)};
+        if (along_dim_is_innermost(index.ndim, index.shape, dim, line_operand(src))) {
+          for_each_line<3>(index.ndim, index.shape, dim, ops, [&](char* const* p, const int64_t* s, int64_t len) {
+            if (s[1] != static_cast<int64_t>(sizeof(I)) || s[2] != static_cast<int64_t>(sizeof(S))) {
+              for (int64_t k = 0; k < len; ++k) one(p, s, k);
+              return;
+            }
+            // Dense index and src along dim: typed pointers, the index loads of
+            // four updates issued ahead of their (in-order) read-modify-writes.
+            char* row = p[0];
+            const int64_t along = s[0];
+            const I* idx = reinterpret_cast<const I*>(p[1]);
+            const S* v = reinterpret_cast<const S*>(p[2]);
+            const auto update = [&](int64_t i, S x) {
+              S* dst = reinterpret_cast<S*>(row + i * along);
+              *dst = combine(*dst, x);
+            };
+            int64_t k = 0;
+            for (; k + 4 <= len; k += 4) {
+              const int64_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
+              update(i0, v[k]);
+              update(i1, v[k + 1]);
+              update(i2, v[k + 2]);
+              update(i3, v[k + 3]);
+            }
+            for (; k < len; ++k) update(idx[k], v[k]);
+          });
+        } else {
+          for_each_element_tiled<3>(index.ndim, index.shape, dim, ops, one);
+        }
       } else {
         const S value = scalar_as<T>(src_v);
         for_each_element<2>(index.ndim, index.shape, dim, {line_operand(self), line_operand(index)},
