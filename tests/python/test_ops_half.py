@@ -196,6 +196,27 @@ def test_float16_binary_bit_exact(op, n):
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
+def test_float16_binary_signaling_and_payload_nans(op):
+    # Dense runs of 16+ take the fused path, which converts without per-vector
+    # NaN fix-ups and canonicalizes NaN results afterwards: every NaN result
+    # must still be the quiet NaN of its sign, in place too.
+    rng = np.random.default_rng(5)
+    nan_bits = np.array([0x7D01, 0xFD01, 0x7E01, 0xFE3F, 0x7C01, 0x7FFF, 0xFFFF, 0x7DFF], dtype=np.uint16)
+    a = (rng.standard_normal(256) * 4).astype(np.float16)
+    b = (rng.standard_normal(256) * 4).astype(np.float16)
+    ab, bb = a.view(np.uint16), b.view(np.uint16)
+    ab[rng.choice(256, 40, replace=False)] = rng.choice(nan_bits, 40)
+    bb[rng.choice(256, 40, replace=False)] = rng.choice(nan_bits, 40)
+    with np.errstate(all="ignore"):
+        want = want_half(OPS[op](a.astype(np.float32), b.astype(np.float32)))
+        np.testing.assert_array_equal(half_bits(getattr(T, op)(T.from_dlpack(a), T.from_dlpack(b))), want)
+        if op in ("add", "sub", "mul", "div"):
+            t = T.from_dlpack(a.copy())
+            getattr(t, f"{op}_")(T.from_dlpack(b))
+            np.testing.assert_array_equal(half_bits(t), want)
+
+
+@pytest.mark.parametrize("op", sorted(OPS))
 @pytest.mark.parametrize("n", [1, 15, 513, 1031])
 def test_bfloat16_binary_bit_exact(op, n):
     a, b = binary_inputs(n, n + 7)

@@ -434,9 +434,69 @@ struct FusedLanes {
   float v[kFusedLanes];
 };
 
+// float16 through run_fused without a NaN fix-up per vector: once f has run,
+// an input NaN's quiet bit can no longer matter (float arithmetic maps any NaN
+// to a NaN of the same sign, and the scalar conversion stores every NaN as
+// sign|0x7e00), so the plain hardware conversions serve and the loop only
+// tracks the largest magnitude it stored; canonicalize_half_nans fixes the
+// rare NaN outputs afterwards. Conversions with no f between (casts) keep
+// widen16/narrow16's bit-exact fix-ups.
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+inline constexpr bool kHalfWatchedFusion = true;
+struct HalfNanWatch {
+  __m256i largest = _mm256_setzero_si256();
+  bool any() const { return _mm256_cmpgt_epu16_mask(largest, _mm256_set1_epi16(0x7c00)) != 0; }
+};
+TSR_CONVERT_INLINE void widen16_plain(const sdk::Half* src, float* dst) {
+  _mm512_storeu_ps(dst, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw(src)))));
+}
+TSR_CONVERT_INLINE void narrow16_watched(const float* src, sdk::Half* dst, HalfNanWatch& watch) {
+  const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT);
+  watch.largest = _mm256_max_epu16(watch.largest, _mm256_and_si256(h, _mm256_set1_epi16(0x7fff)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(raw(dst)), h);
+}
+#elif defined(__F16C__) && defined(__AVX2__)
+inline constexpr bool kHalfWatchedFusion = true;
+struct HalfNanWatch {
+  __m128i largest = _mm_setzero_si128();
+  bool any() const {  // magnitudes are at most 0x7fff: a signed compare serves
+    return _mm_movemask_epi8(_mm_cmpgt_epi16(largest, _mm_set1_epi16(0x7c00))) != 0;
+  }
+};
+TSR_CONVERT_INLINE void widen16_plain(const sdk::Half* src, float* dst) {
+  const uint16_t* h = raw(src);
+  _mm256_storeu_ps(dst, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h))));
+  _mm256_storeu_ps(dst + 8, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 8))));
+}
+TSR_CONVERT_INLINE void narrow16_watched(const float* src, sdk::Half* dst, HalfNanWatch& watch) {
+  uint16_t* h = raw(dst);
+  const __m128i lo = _mm256_cvtps_ph(_mm256_loadu_ps(src), _MM_FROUND_TO_NEAREST_INT);
+  const __m128i hi = _mm256_cvtps_ph(_mm256_loadu_ps(src + 8), _MM_FROUND_TO_NEAREST_INT);
+  const __m128i abs = _mm_set1_epi16(0x7fff);
+  watch.largest = _mm_max_epu16(watch.largest, _mm_max_epu16(_mm_and_si128(lo, abs), _mm_and_si128(hi, abs)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), lo);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 8), hi);
+}
+#else  // unused (kHalfWatchedFusion is false): declared for run_fused's discarded branch
+inline constexpr bool kHalfWatchedFusion = false;
+struct HalfNanWatch {
+  bool any() const { return false; }
+};
+TSR_CONVERT_INLINE void widen16_plain(const sdk::Half* src, float* dst) { widen16_to(src, dst); }
+TSR_CONVERT_INLINE void narrow16_watched(const float* src, sdk::Half* dst, HalfNanWatch&) { narrow16_from(src, dst); }
+#endif
+// The hardware keeps a NaN's top payload bits and quiets it; the scalar
+// conversion stores sign|0x7e00.
+inline void canonicalize_half_nans(sdk::Half* dst, int64_t n) {
+  uint16_t* h = raw(dst);
+  for (int64_t i = 0; i < n; ++i)
+    if ((h[i] & 0x7fffu) > 0x7c00u) h[i] = static_cast<uint16_t>(h[i] & 0xfe00u);
+}
+
 // Every operand dense and of one float16/bfloat16 type: 16 elements at a time
 // converted, computed and converted back without the blocks' round trip
-// through memory (1M float16 add, AVX-512: 168 us instead of 225 us).
+// through memory (1M float16 add, AVX-512: 168 us instead of 225 us; with the
+// watched float16 conversions, 99 us instead of 141 us on a Zen 4).
 // Returns how many leading elements it did (a multiple of 16).
 template <typename Out, typename... In, typename F, size_t... K>
 inline int64_t run_fused(const F& f, char** ptrs, const int64_t* strides, int64_t n, std::index_sequence<K...>) {
@@ -445,6 +505,20 @@ inline int64_t run_fused(const F& f, char** ptrs, const int64_t* strides, int64_
     constexpr auto kSize = static_cast<int64_t>(sizeof(S));
     if (strides[0] != kSize || ((strides[K + 1] != kSize) || ...)) return 0;
     int64_t i = 0;
+    if constexpr (std::is_same_v<S, sdk::Half> && kHalfWatchedFusion) {
+      HalfNanWatch watch;
+      S* out = reinterpret_cast<S*>(ptrs[0]);
+      for (; i + kFusedLanes <= n; i += kFusedLanes) {
+        std::tuple<decltype((void)K, FusedLanes{})...> in;
+        (widen16_plain(reinterpret_cast<const S*>(ptrs[K + 1]) + i, std::get<K>(in).v), ...);
+        float r[kFusedLanes];
+        for (int64_t j = 0; j < kFusedLanes; ++j) r[j] = f(std::get<K>(in).v[j]...);
+        narrow16_watched(r, out + i, watch);
+      }
+      if (watch.any()) [[unlikely]]
+        canonicalize_half_nans(out, i);
+      return i;
+    }
     for (; i + kFusedLanes <= n; i += kFusedLanes) {
       std::tuple<decltype((void)K, FusedLanes{})...> in;
       (widen16_to(reinterpret_cast<const S*>(ptrs[K + 1]) + i, std::get<K>(in).v), ...);
