@@ -235,6 +235,8 @@ TEST(GradNNConv2d, GradcheckAcrossOptions) {
       {{1, 2, 4, 5}, {2, 2, 2, 3}, {1}, {0}, {2, 1}, 1, true, "same"},              // odd total padding
       {{1, 2, 4, 4}, {2, 2, 3, 3}, {1}, {0}, {1}, 1, true, "valid"},
       {{2, 4, 4}, {3, 2, 2, 2}, {1}, {1}, {1}, 1, true, nullptr},                   // unbatched
+      {{1, 2, 6, 5}, {2, 2, 3, 2}, {1}, {2, 1}, {2, 1}, 1, true, nullptr},          // stride 1, dilated, padded
+      {{1, 2, 4, 4}, {2, 2, 1, 1}, {1}, {1}, {1}, 1, true, nullptr},                // padding beyond the kernel
   };
   uint64_t seed = 100;
   for (const ConvCase& k : cases) {

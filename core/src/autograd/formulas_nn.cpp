@@ -247,8 +247,16 @@ Tensor conv2d_grad_input(const Tensor& g, const Tensor& w, IntArrayRef xs, const
   const int64_t one[1] = {1}, zero[1] = {0};
   if (p.sh == 1 && p.sw == 1) {
     const int64_t eh = (kH - 1) * p.dh, ew = (kW - 1) * p.dw;
-    const int64_t pd[4] = {ew, Wp - Wo, eh, Hp - Ho};  // output [Hp, Wp]
     const int64_t dil[2] = {p.dh, p.dw};
+    if (p.th == 2 * p.ph && p.tw == 2 * p.pw && p.ph <= eh && p.pw <= ew) {
+      // Symmetric forward padding within the kernel's reach: the convolution's
+      // own padding (eh - ph) yields exactly [H, W], with no padded copy of g
+      // and no narrowed (strided) result.
+      const int64_t inner[2] = {eh - p.ph, ew - p.pw};
+      return conv2d(g, transposed(w), std::nullopt, IntArrayRef(one, 1), IntArrayRef(inner, 2), IntArrayRef(dil, 2),
+                    G);
+    }
+    const int64_t pd[4] = {ew, Wp - Wo, eh, Hp - Ho};  // output [Hp, Wp]
     const Tensor gxp = conv2d(pad(g, IntArrayRef(pd, 4)), transposed(w), std::nullopt, IntArrayRef(one, 1),
                               IntArrayRef(zero, 1), IntArrayRef(dil, 2), G);
     return gxp.narrow(2, p.ph, H).narrow(3, p.pw, W);
