@@ -73,6 +73,21 @@ bool dense4(const int64_t (&n)[4], const int64_t (&s)[4]) {
   return true;
 }
 
+// A dense float32 copy of a 4-D tensor's elements (the tensor itself when dense).
+const float* dense_f32(const DLTensor& t, const Img& v, std::vector<float>& buf) {
+  const float* p = reinterpret_cast<const float*>(data_ptr(t));
+  if (dense4({v.N, v.C, v.H, v.W}, {v.sN, v.sC, v.sH, v.sW})) return p;
+  buf.resize(static_cast<size_t>(v.N * v.C * v.H * v.W));
+  float* d = buf.data();
+  for (int64_t n = 0; n < v.N; ++n)
+    for (int64_t c = 0; c < v.C; ++c)
+      for (int64_t h = 0; h < v.H; ++h) {
+        const float* src = p + n * v.sN + c * v.sC + h * v.sH;
+        for (int64_t j = 0; j < v.W; ++j) *d++ = src[j * v.sW];
+      }
+  return buf.data();
+}
+
 // float32 through oneDNN. Non-dense input or weight is packed first (one pass,
 // cheaper than im2col's strided reads); false: oneDNN is off or refused.
 bool conv2d_onednn(const DLTensor& x, const DLTensor& w, const DLTensor* b, const int64_t* p, int64_t groups,
@@ -81,31 +96,10 @@ bool conv2d_onednn(const DLTensor& x, const DLTensor& w, const DLTensor* b, cons
   const int64_t O = w.shape[0], kH = w.shape[2], kW = w.shape[3];
   if (in.N * in.C * in.H * in.W == 0 || O * w.shape[1] * kH * kW == 0 || o.N * o.C * o.H * o.W == 0) return false;
   if (!dense4({o.N, o.C, o.H, o.W}, {o.sN, o.sC, o.sH, o.sW})) return false;
-  const float* xp = reinterpret_cast<const float*>(data_ptr(x));
-  const float* wp = reinterpret_cast<const float*>(data_ptr(w));
-  const float* bp = b ? reinterpret_cast<const float*>(data_ptr(*b)) : nullptr;
   std::vector<float> xbuf, wbuf, bbuf;
-  if (!dense4({in.N, in.C, in.H, in.W}, {in.sN, in.sC, in.sH, in.sW})) {
-    xbuf.resize(static_cast<size_t>(in.N * in.C * in.H * in.W));
-    float* d = xbuf.data();
-    for (int64_t n = 0; n < in.N; ++n)
-      for (int64_t c = 0; c < in.C; ++c)
-        for (int64_t h = 0; h < in.H; ++h) {
-          const float* src = xp + n * in.sN + c * in.sC + h * in.sH;
-          for (int64_t j = 0; j < in.W; ++j) *d++ = src[j * in.sW];
-        }
-    xp = xbuf.data();
-  }
-  if (!dense4({w.shape[0], w.shape[1], kH, kW}, {w.strides[0], w.strides[1], w.strides[2], w.strides[3]})) {
-    wbuf.resize(static_cast<size_t>(O * w.shape[1] * kH * kW));
-    float* d = wbuf.data();
-    for (int64_t a = 0; a < O; ++a)
-      for (int64_t c = 0; c < w.shape[1]; ++c)
-        for (int64_t i = 0; i < kH; ++i)
-          for (int64_t j = 0; j < kW; ++j)
-            *d++ = wp[a * w.strides[0] + c * w.strides[1] + i * w.strides[2] + j * w.strides[3]];
-    wp = wbuf.data();
-  }
+  const float* xp = dense_f32(x, in, xbuf);
+  const float* wp = dense_f32(w, img_of(w, "weight"), wbuf);
+  const float* bp = b ? reinterpret_cast<const float*>(data_ptr(*b)) : nullptr;
   if (b && O > 1 && b->strides[0] != 1) {
     bbuf.resize(static_cast<size_t>(O));
     for (int64_t a = 0; a < O; ++a) bbuf[a] = bp[a * b->strides[0]];
@@ -204,21 +198,6 @@ void conv2d_typed(const DLTensor& x, const DLTensor& w, const DLTensor* b, const
   } else {
     run(0, in.N);
   }
-}
-
-// A dense float32 copy of a 4-D tensor's elements (the tensor itself when dense).
-const float* dense_f32(const DLTensor& t, const Img& v, std::vector<float>& buf) {
-  const float* p = reinterpret_cast<const float*>(data_ptr(t));
-  if (dense4({v.N, v.C, v.H, v.W}, {v.sN, v.sC, v.sH, v.sW})) return p;
-  buf.resize(static_cast<size_t>(v.N * v.C * v.H * v.W));
-  float* d = buf.data();
-  for (int64_t n = 0; n < v.N; ++n)
-    for (int64_t c = 0; c < v.C; ++c)
-      for (int64_t h = 0; h < v.H; ++h) {
-        const float* src = p + n * v.sN + c * v.sC + h * v.sH;
-        for (int64_t j = 0; j < v.W; ++j) *d++ = src[j * v.sW];
-      }
-  return buf.data();
 }
 
 // conv2d's weight gradient: gw[o, c, a, b] = sum over images n and output
