@@ -9,6 +9,8 @@
 #include <new>
 #include <utility>
 
+#include <boost/container/small_vector.hpp>
+
 #include "abi_bridge.h"
 #include "checked_math.h"
 #include "operator_slots.h"
@@ -243,6 +245,17 @@ void StructuredCall::run() {
         if (values_[i].tag == TSR_VALUE_TENSOR) {
           values_[i].as.tensor = arg_view(*impls_[i], dl_device_, dl_args[i]);
         }
+      }
+      // A tensor list's views: the tensors' own, copies only for another device's.
+      boost::container::small_vector<const DLTensor*, 8> list_views;
+      boost::container::small_vector<DLTensor, 8> list_scratch;
+      if (list_arg_ >= 0) [[unlikely]] {
+        list_views.resize(list_.size());
+        list_scratch.resize(list_.size());
+        for (size_t j = 0; j < list_.size(); ++j)
+          list_views[j] = arg_view(*list_[j].unsafeGetTensorImpl(), dl_device_, list_scratch[j]);
+        values_[list_arg_].as.tensor_list.data = list_views.data();
+        values_[list_arg_].as.tensor_list.size = list_views.size();
       }
       for (int i = 0; i < num_outputs_; ++i) {
         if (out_kind_[i] == 2) {

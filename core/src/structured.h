@@ -75,6 +75,16 @@ class StructuredCall {
     values_[i].as.tensor = nullptr;  // filled by run()
     mark_set(i);
   }
+  /// Kernel argument i is the tensor list `list`, borrowed: its tensors must
+  /// outlive run() (a frame argument's list). At most one list per call; run()
+  /// gives the kernel each tensor's own view (as set_tensor_borrowed).
+  void set_tensor_list_borrowed(int i, ArrayRef<Tensor> list) {
+    list_ = list;
+    list_arg_ = i;
+    TsrValue v{};
+    v.tag = TSR_VALUE_TENSOR_LIST;  // data filled by run()
+    set_value(i, v);
+  }
   void set_value(int i, const TsrValue& v) {
     values_[i] = v;
     mark_set(i);
@@ -163,6 +173,8 @@ class StructuredCall {
   const TensorImpl* impls_[kMaxKernelArgs];
   TsrValue values_[kMaxKernelArgs];
   Lazy<DimVector> lists_[kMaxKernelLists];  // most calls never build one
+  ArrayRef<Tensor> list_;  // set_tensor_list_borrowed's
+  int list_arg_ = -1;
   int num_lists_ = 0;
   Lazy<std::string> strings_[kMaxKernelStrings];
   int num_strings_ = 0;

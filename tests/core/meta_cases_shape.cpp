@@ -1,12 +1,21 @@
 // Meta-versus-cpu cases of the shape ops.
 #include "meta_cases.h"
 
+#include <tessera/ops/call.h>
+
 namespace tessera::meta_cases {
 
 void add_shape_cases(CaseMap& c) {
   c["cat"] = {[](Device d) { return std::vector<Tensor>{cat({ones({2, 3}, on(d)), ones({4, 3}, on(d, kInt))})}; },
               [](Device d) { return std::vector<Tensor>{cat({ones({2, 3}, on(d, kByte)), ones({0}, on(d, kChar)), ones({2, 1}, on(d, kByte))}, -1)}; },
               [](Device d) { return std::vector<Tensor>{cat({ones({0}, on(d, kHalf)), ones({0}, on(d, kBFloat16))})}; }};
+  c["_cat"] = {[](Device d) {
+                 return ops::call("_cat", {std::vector<Tensor>{ones({2, 3}, on(d)), ones({2, 5}, on(d))}, int64_t{-1}});
+               },
+               [](Device d) {
+                 return ops::call("_cat", {std::vector<Tensor>{ones({0, 2}, on(d, kLong)), ones({3, 2}, on(d, kLong))},
+                                           int64_t{0}});
+               }};
   c["stack"] = {[](Device d) { return std::vector<Tensor>{stack({ones({2, 3}, on(d)), ones({2, 3}, on(d, kDouble))}, 1)}; },
                 [](Device d) { return std::vector<Tensor>{stack({ones({}, on(d, kBool))}, -1)}; }};
   c["flip"] = {[](Device d) { return std::vector<Tensor>{ones({2, 3, 4}, on(d, kLong)).flip({0, -1})}; },

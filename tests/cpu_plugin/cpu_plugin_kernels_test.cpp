@@ -576,7 +576,7 @@ const std::map<std::string, uint64_t>& expected_kernels() {
   static const std::map<std::string, uint64_t> k = {
       {"add", kAll},          {"sub", kInts | kFloats},  {"mul", kAll},           {"div", kInts | kFloats},
       {"neg", kInts | kFloats}, {"exp", kFloats},        {"relu", kInts | kFloats}, {"sum", kAll},
-      {"mm", kInts | kFloats},  {"bmm", kInts | kFloats}, {"copy_", kAll},        {"fill_", kAll},
+      {"mm", kInts | kFloats},  {"bmm", kInts | kFloats}, {"copy_", kAll},        {"_cat", kAll},         {"fill_", kAll},
       {"arange", kInts | kFloats}, {"nonzero", kAll},
       // unary family
       {"abs", kInts | kFloats}, {"sign", kAll}, {"square", kInts | kFloats}, {"floor", kInts | kFloats},

@@ -1,5 +1,5 @@
 // Samples of the shape family's kernels (docs/ops/shape.md): copy_ between
-// dtypes and layouts, fill_ with values each dtype holds, tril/triu over
+// dtypes and layouts, _cat over layouts and dims, fill_ with values each dtype holds, tril/triu over
 // diagonals and batches, arange over starts, ends and steps.
 #include "samples.h"
 
@@ -56,6 +56,30 @@ void add_shape_samples() {
         out.push_back(std::move(s));
       }
     }
+    return out;
+  });
+  // _cat(tensors, dim): every layout among the inputs, dims first/middle/last,
+  // a negative dim, an input empty along dim, a list of one.
+  register_samples("_cat", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    const ScalarType t = ctx.dtype;
+    const auto add = [&](std::vector<TensorInput> list, int64_t dim) {
+      Sample s;
+      for (const TensorInput& in : list) s.name += (s.name.empty() ? "" : " + ") + SampleArg::tensor(in).text();
+      s.name += ", dim " + std::to_string(dim);
+      s.args = {SampleArg::tensor_list(std::move(list)), SampleArg::integer(dim)};
+      out.push_back(std::move(s));
+    };
+    add({contiguous(random_tensor(ctx.rng, {5, 6}, t)), contiguous(random_tensor(ctx.rng, {5, 3}, t))}, 1);
+    add({contiguous(random_tensor(ctx.rng, {4, 3, 2}, t)), contiguous(random_tensor(ctx.rng, {4, 1, 2}, t)),
+         contiguous(random_tensor(ctx.rng, {4, 5, 2}, t))}, 1);
+    add({contiguous(random_tensor(ctx.rng, {37}, t)), contiguous(random_tensor(ctx.rng, {1027}, t))}, 0);
+    add({contiguous(random_tensor(ctx.rng, {2, 300}, t)), contiguous(random_tensor(ctx.rng, {2, 700}, t))}, -1);
+    add({transposed(ctx.rng, {5, 6}, t, Domain::Any), contiguous(random_tensor(ctx.rng, {5, 2}, t))}, 1);
+    add({sliced(ctx.rng, {5, 6}, t, Domain::Any), reversed(ctx.rng, {5, 6}, t, Domain::Any)}, 0);
+    add({expanded(ctx.rng, {5, 6}, t, Domain::Any, 0), contiguous(random_tensor(ctx.rng, {5, 6}, t))}, 1);
+    add({contiguous(random_tensor(ctx.rng, {5, 0}, t)), contiguous(random_tensor(ctx.rng, {5, 4}, t))}, 1);
+    add({contiguous(random_tensor(ctx.rng, {3, 4}, t))}, 0);
     return out;
   });
   for (const char* op : {"tril", "triu"}) {

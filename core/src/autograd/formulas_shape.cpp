@@ -60,6 +60,7 @@ DimVector tile_reps(IntArrayRef dims, size_t ndim) {
 
 void define_shape_derivatives() {
   define_derivative("cat", {{0}, {}, {}, cat_backward});
+  define_derivative("_cat", {{0}, {}, {}, cat_backward});
   define_derivative("stack", {{0}, {}, {}, stack_backward});
   define_derivative("flip", {{0}, {}, {}, [](C& c) -> variable_list { return {c.grad().flip(c.int_list(1))}; }});
   define_derivative("roll", {{0}, {}, {}, [](C& c) -> variable_list {

@@ -47,6 +47,24 @@ Tensor raw_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int6
 // PyTorch's legacy rule: a 1-D tensor of size 0 is skipped by cat's shape checks.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
+extern constinit OpHandle op__cat;
+
+// cat as one _cat call, writing each output row once instead of one strided
+// copy per input: where the device has the kernel for the dtype and every
+// input already has it (a mixed list converts in copy_). Legacy empty tensors
+// are left out; the checks are done (cat_impl's).
+bool cat_fused(ArrayRef<Tensor> list, int64_t dim, ScalarType dtype, Device device, Tensor& out) {
+  if (list.size() < 2 || !runs_on(op__cat(), device, dtype)) return false;
+  std::vector<Tensor> parts;
+  parts.reserve(list.size());
+  for (const Tensor& t : list) {
+    if (t.scalar_type() != dtype) return false;
+    if (!skipped_in_cat(t)) parts.push_back(t);
+  }
+  out = call(op__cat(), {V::of(ArrayRef<Tensor>(parts.data(), parts.size())), V::of(dim)});
+  return true;
+}
+
 Tensor cat_impl(const Operator& op, ArrayRef<Tensor> list, int64_t dim_arg) {
   const Device device = list[0].device();
   ScalarType dtype = list[0].scalar_type();
@@ -83,6 +101,7 @@ Tensor cat_impl(const Operator& op, ArrayRef<Tensor> list, int64_t dim_arg) {
   }
   shape[dim] = total;
   (void)checked::check_shape(op.name(), shape, dtype);
+  if (Tensor fused; cat_fused(list, dim, dtype, device, fused)) return fused;
   Tensor out = empty_on(shape, dtype, device);
   int64_t offset = 0;
   for (const Tensor& t : list) {
@@ -91,6 +110,40 @@ Tensor cat_impl(const Operator& op, ArrayRef<Tensor> list, int64_t dim_arg) {
     offset += t.size(dim);
   }
   return out;
+}
+
+// _cat(tensors, dim): the kernel op behind cat. Stricter than cat: no legacy
+// empty tensors, one dtype, one device; the kernel gets dim in [0, ndim).
+void cat_meta(StructuredCall& c) {
+  const Operator& op = c.op();
+  const ArrayRef<Tensor> list = list_arg(op, c.frame());
+  const Tensor& first = list[0];
+  TSR_CHECK(first.dim() > 0, ValueError, op.name(), ": zero-dimensional tensor (at position 0) cannot be concatenated");
+  const int64_t nd = first.dim();
+  const int64_t dim = wrap_dim(op, c.arg(1).i, nd);
+  DimVector shape(first.sizes().begin(), first.sizes().end());
+  int64_t total = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Tensor& t = list[i];
+    TSR_CHECK(t.device() == first.device(), ValueError, op.name(), ": expected all tensors on one device, got ",
+              first.device(), " (tensor 0) and ", t.device(), " (tensor ", i, ")");
+    TSR_CHECK(t.scalar_type() == first.scalar_type(), TypeError, op.name(), ": expected all tensors of one dtype, got ",
+              dtype_name(first.scalar_type()), " (tensor 0) and ", dtype_name(t.scalar_type()), " (tensor ", i, ")");
+    TSR_CHECK(t.dim() == nd, ValueError, op.name(), ": tensors must have the same number of dimensions: got ", nd,
+              " (shape ", first.sizes(), ") and ", t.dim(), " (shape ", t.sizes(), ", tensor ", i, ")");
+    for (int64_t d = 0; d < nd; ++d)
+      TSR_CHECK(d == dim || t.size(d) == shape[d], ValueError, op.name(),
+                ": sizes of tensors must match except in dimension ", dim, ": expected size ", shape[d],
+                " but got size ", t.size(d), " for tensor ", i, " (shapes ", first.sizes(), " and ", t.sizes(), ")");
+    TSR_CHECK(!checked::add(total, t.size(dim), total), ValueError, op.name(), ": the sizes in dimension ", dim,
+              " add up beyond int64 (tensor ", i, " has shape ", t.sizes(), ")");
+  }
+  shape[dim] = total;
+  c.device = first.device();
+  c.add_output(shape, first.scalar_type());
+  c.set_tensor_list_borrowed(0, list);
+  c.set_int(1, dim);
+  c.dispatch_dtype = first.scalar_type();
 }
 
 void cat_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
@@ -282,6 +335,7 @@ void tri_meta(StructuredCall& c) {
 constexpr char kFamily[] = "shape";
 
 constinit OpHandle op_cat{composite(kFamily, "cat(Tensor[] tensors, int dim=0) -> Tensor", 0, &cat_kernel)};
+constinit OpHandle op__cat{structured(kFamily, "_cat(Tensor[] tensors, int dim) -> Tensor", 0, &cat_meta)};
 constinit OpHandle op_stack{composite(kFamily, "stack(Tensor[] tensors, int dim=0) -> Tensor", 0, &stack_kernel)};
 constinit OpHandle op_flip{composite(kFamily, "flip(Tensor self, int[] dims) -> Tensor", 0, &flip_kernel)};
 constinit OpHandle op_roll{composite(kFamily,
@@ -302,7 +356,7 @@ constinit OpHandle op_triu_{inplace_variant(kFamily, op_triu,
 void declare_shape_ops() {
   declare_shape_view_ops();
   declare_shape_copy_ops();
-  declare_now({&op_cat, &op_stack, &op_flip, &op_roll, &op_repeat, &op_tile, &op_pad, &op_tril, &op_tril_, &op_triu,
+  declare_now({&op_cat, &op__cat, &op_stack, &op_flip, &op_roll, &op_repeat, &op_tile, &op_pad, &op_tril, &op_tril_, &op_triu,
                &op_triu_});
 }
 
@@ -327,14 +381,15 @@ Tensor cat(ArrayRef<Tensor> tensors, int64_t dim) {
   return call(ops::op_cat(), {V::of(tensors), V::of(dim)});
 }
 Tensor& cat_out(Tensor& out, ArrayRef<Tensor> tensors, int64_t dim) {
-  return ops::out_form("cat", out, [&] { return cat(tensors, dim); });
+  // The one _cat call inside writes into out where it fits.
+  return ops::out_form("_cat", out, [&] { return cat(tensors, dim); }, "cat");
 }
 Tensor stack(ArrayRef<Tensor> tensors, int64_t dim) {
   TSR_CHECK(!tensors.empty(), ValueError, "stack: expected a non-empty list of tensors");
   return call(ops::op_stack(), {V::of(tensors), V::of(dim)});
 }
 Tensor& stack_out(Tensor& out, ArrayRef<Tensor> tensors, int64_t dim) {
-  return ops::out_form("stack", out, [&] { return stack(tensors, dim); });
+  return ops::out_form("_cat", out, [&] { return stack(tensors, dim); }, "stack");
 }
 
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {

@@ -1,5 +1,5 @@
 // The CUDA plugin's shape kernels: copy_ (any dtype pair, any strides, broadcast
-// sources), fill_, arange, tril and triu. Semantics are the cpu plugin's
+// sources), _cat, fill_, arange, tril and triu. Semantics are the cpu plugin's
 // (plugins/cpu/src/shape.cpp, shape_copy.cpp, convert.hpp; docs/ops/shape.md),
 // including its conversion rules, which differ from plain C++ casts: NaN -> int
 // is 0, float -> int saturates, and float64/wide integers -> float16/bfloat16
@@ -176,6 +176,25 @@ struct IdentityFn {
   __device__ U operator()(U x) const { return x; }
 };
 
+// dst = src, both of `dtype`, same shape, any strides: the bits moved on `stream`.
+void copy_bits(TsrDType dtype, DLTensor& dst, const DLTensor& src, cudaStream_t stream) {
+  const Geometry<2> g = make_geometry<2>({&dst, &src});
+  if (g.numel == 0) return;
+  char* out = sdk::data_ptr(dst);
+  const std::array<const char*, 1> in = {sdk::data_ptr(src)};
+  dispatch_raw(dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    if (g.dense) {
+      if (out != in[0])
+        check_cuda(cudaMemcpyAsync(out, in[0], static_cast<size_t>(g.numel) * sizeof(U), cudaMemcpyDeviceToDevice,
+                                   stream),
+                   "cudaMemcpyAsync");
+      return;
+    }
+    launch_elementwise<U, U>(g, out, in, IdentityFn<U>{}, stream);
+  });
+}
+
 void copy_kernel(const TsrKernelCall& call) {
   DLTensor& dst = sdk::output(call, 0);
   const DLTensor& src = sdk::tensor_arg(call, 1, "src", call.dtype);
@@ -184,24 +203,14 @@ void copy_kernel(const TsrKernelCall& call) {
   check_dims(dst, "self");
   DeviceScope scope(call.device_index);
   const cudaStream_t stream = stream_of(call);
+  if (dst_dtype == call.dtype) {  // same dtype: move bits
+    copy_bits(call.dtype, dst, src, stream);
+    return;
+  }
   const Geometry<2> g = make_geometry<2>({&dst, &src});
   if (g.numel == 0) return;
   char* out = sdk::data_ptr(dst);
   const std::array<const char*, 1> in = {sdk::data_ptr(src)};
-  if (dst_dtype == call.dtype) {  // same dtype: move bits
-    dispatch_raw(call.dtype, [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      if (g.dense) {
-        if (out != in[0])
-          check_cuda(cudaMemcpyAsync(out, in[0], static_cast<size_t>(g.numel) * sizeof(U), cudaMemcpyDeviceToDevice,
-                                     stream),
-                     "copy_: cudaMemcpyAsync");
-        return;
-      }
-      launch_elementwise<U, U>(g, out, in, IdentityFn<U>{}, stream);
-    });
-    return;
-  }
   dispatch(call.dtype, [&](auto from_tag) {
     using From = typename decltype(from_tag)::type;
     dispatch(dst_dtype, [&](auto to_tag) {
@@ -211,6 +220,48 @@ void copy_kernel(const TsrKernelCall& call) {
       }
     });
   });
+}
+
+// ---- _cat ---------------------------------------------------------------------
+
+// Each input's bits into its slice of out along dim: a strided copy per input
+// (one cudaMemcpyAsync where the slice and the input are dense). The GPU copies
+// every slice at full bandwidth, so no fused single-pass kernel is needed here.
+void cat_kernel(const TsrKernelCall& call) {
+  const sdk::TensorList list = sdk::tensor_list_arg(call, 0, "tensors");
+  const int64_t dim = sdk::int_arg(call, 1, "dim");
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  check_dims(out, "out");
+  if (list.size == 0) invalid("_cat: expected a non-empty list of tensors");
+  if (dim < 0 || dim >= out.ndim)
+    invalid("_cat: dim " + std::to_string(dim) + " is out of range for out of shape " + sdk::shape_text(out));
+  int64_t total = 0;
+  for (size_t k = 0; k < list.size; ++k) {
+    const DLTensor& in = list[k];
+    sdk::check_dtype(in, call.dtype, "tensors");
+    bool fits = in.ndim == out.ndim;
+    for (int d = 0; fits && d < out.ndim; ++d) fits = d == dim || in.shape[d] == out.shape[d];
+    if (!fits)
+      invalid("_cat: tensor " + std::to_string(k) + " of shape " + sdk::shape_text(in) + " does not fit out of shape " +
+              sdk::shape_text(out) + " along dim " + std::to_string(dim));
+    total += in.shape[dim];
+  }
+  if (total != out.shape[dim])
+    invalid("_cat: the tensors' sizes along dim " + std::to_string(dim) + " add up to " + std::to_string(total) +
+            ", out has " + std::to_string(out.shape[dim]));
+  DeviceScope scope(call.device_index);
+  const cudaStream_t stream = stream_of(call);
+  const int64_t elem = (out.dtype.bits * out.dtype.lanes + 7) / 8;
+  int64_t at = 0;
+  for (size_t k = 0; k < list.size; ++k) {
+    const DLTensor& in = list[k];
+    DLTensor slice = out;
+    slice.shape = in.shape;
+    slice.data = sdk::data_ptr(out) + at * out.strides[dim] * elem;
+    slice.byte_offset = 0;
+    if (sdk::numel(in) != 0) copy_bits(call.dtype, slice, in, stream);
+    at += in.shape[dim];
+  }
 }
 
 // ---- fill_ --------------------------------------------------------------------
@@ -415,6 +466,7 @@ void tri_kernel_entry(const TsrKernelCall& call) {
 
 void register_shape(const sdk::Host& host) {
   host.register_kernel("copy_", "cuda", kAllMask, &sdk::kernel_entry<kCuda, copy_kernel>);
+  host.register_kernel("_cat", "cuda", kAllMask, &sdk::kernel_entry<kCuda, cat_kernel>);
   host.register_kernel("fill_", "cuda", kAllMask, &sdk::kernel_entry<kCuda, fill_kernel>);
   // bool is left out of arange, as on cpu: the core then reports a missing kernel.
   host.register_kernel("arange", "cuda", kIntMask | kFloatMask, &sdk::kernel_entry<kCuda, arange_kernel>);
