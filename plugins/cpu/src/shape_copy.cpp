@@ -90,6 +90,26 @@ bool copy_transposed(const sdk::StridedIter<2>& it) {
   return true;
 }
 
+// n bytes from s to d (no overlap) in 32-byte vectors, then a memcpy of the
+// tail. For cat's pieces of rows this beat glibc's memcpy: 2x1024^2 float32
+// along dim 1 at 1 thread, 275 -> 230 us in one process; in a C harness 4-5%
+// with 64-byte aligned sources and ~10% with sources 16 bytes off a line (glibc's
+// AVX-512 copy aligns its stores, so each 64-byte load then spans two lines).
+// A whole contiguous tensor (clone) gained nothing measurable: it keeps memcpy.
+inline void copy_piece(char* __restrict d, const char* __restrict s, int64_t n) {
+  typedef char V __attribute__((vector_size(32), aligned(1), may_alias));
+  int64_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    const V a = *reinterpret_cast<const V*>(s + i), b = *reinterpret_cast<const V*>(s + i + 32);
+    const V c = *reinterpret_cast<const V*>(s + i + 64), e = *reinterpret_cast<const V*>(s + i + 96);
+    *reinterpret_cast<V*>(d + i) = a;
+    *reinterpret_cast<V*>(d + i + 32) = b;
+    *reinterpret_cast<V*>(d + i + 64) = c;
+    *reinterpret_cast<V*>(d + i + 96) = e;
+  }
+  if (i < n) std::memcpy(d + i, s + i, static_cast<size_t>(n - i));
+}
+
 // Same-dtype copy: moves raw element bytes (bit exact: NaN payloads, -0.0).
 template <typename U>
 void copy_raw(DLTensor& dst, const DLTensor& src) {
@@ -200,9 +220,7 @@ void cat_dense(const sdk::TensorList& list, DLTensor& out, int64_t outer) {
       if (bytes == 0) continue;  // its data pointer may be null
       const char* s = static_cast<const char*>(data_ptr(list[k]));
       char* d = o + at;
-      parallel_for(bytes, kParallelCopyBytes, [&](int64_t begin, int64_t end) {
-        std::memcpy(d + begin, s + begin, static_cast<size_t>(end - begin));
-      });
+      parallel_for(bytes, kParallelCopyBytes, [&](int64_t begin, int64_t end) { copy_piece(d + begin, s + begin, end - begin); });
       at += bytes;
     }
     return;
@@ -215,7 +233,7 @@ void cat_dense(const sdk::TensorList& list, DLTensor& out, int64_t outer) {
                    for (size_t k = 0; k < list.size; ++k) {
                      const int64_t bytes = sdk::numel(list[k]) / outer * static_cast<int64_t>(sizeof(U));
                      if (bytes == 0) continue;  // its data pointer may be null
-                     std::memcpy(d, static_cast<const char*>(data_ptr(list[k])) + r * bytes, static_cast<size_t>(bytes));
+                     copy_piece(d, static_cast<const char*>(data_ptr(list[k])) + r * bytes, bytes);
                      d += bytes;
                    }
                  }
