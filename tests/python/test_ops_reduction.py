@@ -510,6 +510,27 @@ def test_row_and_column_reductions_of_a_large_matrix(dtype):
         check(to_t(a.T).logsumexp(1 - dim), logsumexp_reference(a.T, 1 - dim, False), dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("n", [1, 7, 31, 32, 33, 64, 100, 255, 256, 257, 300, 511, 512, 513, 1024])
+def test_row_sums_have_the_bits_of_one_row_at_a_time(dtype, n):
+    # Short rows are summed several at a time (their own kernel path); every
+    # row must still get exactly the bits of its sum alone (a 1-row reduction),
+    # signed zeros included, and a float64 NumPy reference bounds the error.
+    rng = np.random.default_rng(n)
+    rows = 11  # batches and a remainder
+    a = (rng.standard_normal((rows, n)) * 100).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[3] = -0.0  # an all negative-zero row
+        a[5, ::3] = -0.0
+    t = to_t(a)
+    got = np.asarray(t.sum(1))
+    for r in range(rows):
+        alone = np.asarray(to_t(np.ascontiguousarray(a[r])).sum())
+        assert got[r].tobytes() == alone.tobytes(), (r, got[r], alone)
+    x = a.astype(np.float64)
+    check_accumulated(t.sum(1), x.sum(1), np.abs(x).sum(1), 8, dtype)
+
+
 def test_nan_and_infinities_in_long_vectors():
     # One NaN anywhere wins amax / amin / logsumexp; +inf and -inf together
     # (inf - inf inside the vector fold) still give the exact answer.
