@@ -50,14 +50,17 @@ def array(draw, min_dims=0, dtype=None):
 
 
 @st.composite
-def cat_case(draw):
-    base = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=4))
+def cat_case(draw, one_dtype=False, max_dims=3, max_parts=3):
+    """Arrays to concatenate along a drawn dim; of one dtype (cat's fused _cat
+    path) or each its own (promotion, copies)."""
+    dtype = draw(dtypes) if one_dtype else None
+    base = draw(hnp.array_shapes(min_dims=1, max_dims=max_dims, min_side=0, max_side=4))
     dim = draw(st.integers(-len(base), len(base) - 1))
     arrays = []
-    for _ in range(draw(st.integers(1, 3))):
+    for _ in range(draw(st.integers(1, max_parts))):
         shape = list(base)
         shape[dim] = draw(st.integers(0, 3))
-        arrays.append(draw(strided(draw(dtypes), tuple(shape))))
+        arrays.append(draw(strided(dtype or draw(dtypes), tuple(shape))))
     return arrays, dim
 
 
@@ -78,22 +81,8 @@ def test_cat(case):
     check(out, want, want_dtype)
 
 
-@st.composite
-def one_dtype_cat_case(draw):
-    """Inputs of one dtype: cat runs as one _cat kernel call (the fused path)."""
-    dtype = draw(dtypes)
-    base = draw(hnp.array_shapes(min_dims=1, max_dims=4, min_side=0, max_side=5))
-    dim = draw(st.integers(-len(base), len(base) - 1))
-    arrays = []
-    for _ in range(draw(st.integers(1, 4))):
-        shape = list(base)
-        shape[dim] = draw(st.integers(0, 4))
-        arrays.append(draw(strided(dtype, tuple(shape))))
-    return arrays, dim
-
-
 @SETTINGS
-@given(one_dtype_cat_case())
+@given(cat_case(one_dtype=True, max_dims=4, max_parts=4))
 def test_cat_one_dtype(case):
     arrays, dim = case
     want = np.concatenate(arrays, axis=dim)
