@@ -410,6 +410,18 @@ class Call {
     v.as.tensor = &dls_.back();
     return value(v);
   }
+  Call& list(const std::vector<Tensor>& ts) {
+    std::vector<const DLTensor*>& ptrs = tensor_lists_.emplace_back();
+    for (const Tensor& t : ts) {
+      dls_.push_back(to_dl(t));
+      ptrs.push_back(&dls_.back());
+    }
+    TsrValue v{};
+    v.tag = TSR_VALUE_TENSOR_LIST;
+    v.as.tensor_list.data = ptrs.data();
+    v.as.tensor_list.size = ptrs.size();
+    return value(v);
+  }
   Call& i(int64_t x) {
     TsrValue v{};
     v.tag = TSR_VALUE_INT;
@@ -524,6 +536,7 @@ class Call {
   TsrDType dtype_;
   std::deque<DLTensor> dls_;
   std::deque<std::vector<int64_t>> lists_;
+  std::deque<std::vector<const DLTensor*>> tensor_lists_;
   std::vector<TsrValue> args_;
   std::vector<DLTensor> outs_;
 };
@@ -1851,6 +1864,51 @@ TEST_F(CpuPlugin, CopyLargeAndStrided) {
   for_each_index(dst.shape, [&](const std::vector<int64_t>& idx) {
     ASSERT_EQ(get(dst, idx), round_to(TSR_DTYPE_FLOAT16, get(src, idx)));
   });
+}
+
+TEST_F(CpuPlugin, CatPlacesEveryLayoutAndChecksItsArguments) {
+  for (TsrDType d : kAllDtypes) {
+    SCOPED_TRACE(name(d));
+    // Inputs in every layout along dim 1 of a [3, 2+3+4+1] result, dense rows
+    // (one piece per input per row) and strided ones (copy_'s loop).
+    const std::vector<Tensor> in = {make(d, {3, 2}), make(d, {3, 3}, Layout::kTransposed),
+                                    make(d, {3, 4}, Layout::kStrided), make(d, {3, 1}, Layout::kFlipped)};
+    for (size_t k = 0; k < in.size(); ++k) fill_values(in[k], sample_values(d, false), static_cast<int64_t>(k));
+    for (Layout out_layout : {Layout::kContiguous, Layout::kStrided}) {
+      Tensor out = make(d, {3, 10}, out_layout);
+      ASSERT_TRUE(Ok(Call("_cat", d).list(in).i(1).out(out).run()));
+      int64_t at = 0;
+      for (const Tensor& t : in) {
+        for (int64_t r = 0; r < 3; ++r)
+          for (int64_t c = 0; c < t.shape[1]; ++c) ASSERT_TRUE(same_value(get(out, {r, at + c}), get(t, {r, c})));
+        at += t.shape[1];
+      }
+    }
+    // Along dim 0, all dense: one copy per input.
+    const std::vector<Tensor> rows = {make(d, {2, 5}), make(d, {0, 5}), make(d, {1, 5})};
+    for (size_t k = 0; k < rows.size(); ++k) fill_values(rows[k], sample_values(d, false), static_cast<int64_t>(k));
+    Tensor out0 = make(d, {3, 5});
+    ASSERT_TRUE(Ok(Call("_cat", d).list(rows).i(0).out(out0).run()));
+    for (int64_t c = 0; c < 5; ++c) {
+      ASSERT_TRUE(same_value(get(out0, {1, c}), get(rows[0], {1, c})));
+      ASSERT_TRUE(same_value(get(out0, {2, c}), get(rows[2], {0, c})));
+    }
+  }
+  const Tensor a = make(TSR_DTYPE_FLOAT32, {2, 3}), b = make(TSR_DTYPE_FLOAT32, {2, 2});
+  Tensor out = make(TSR_DTYPE_FLOAT32, {2, 5});
+  const auto fails = [&](Call&& c, const char* what) {
+    const Failure f = take(c.run());
+    EXPECT_TRUE(f.failed) << what;
+    EXPECT_EQ(f.code, TSR_ERROR_INVALID_ARGUMENT) << what;
+    EXPECT_NE(f.message.find(what), std::string::npos) << f.message;
+  };
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, make(TSR_DTYPE_FLOAT64, {2, 2})}).i(1).out(out)), "float64");
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, make(TSR_DTYPE_FLOAT32, {3, 2})}).i(1).out(out)),
+        "does not fit");
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, b}).i(2).out(out)), "out of range");
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, a}).i(1).out(out)), "add up to 6");
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({}).i(1).out(out)), "non-empty");
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).in(a).i(1).out(out)), "tensor list");
 }
 
 TEST_F(CpuPlugin, Fill) {
