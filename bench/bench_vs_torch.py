@@ -304,6 +304,8 @@ def cases(rng):
         ("sum 1M", lambda: x.sum(), lambda: xt.sum()),
         ("sum dim=1 1024^2", lambda: m.sum(1), lambda: mt.sum(1)),
         ("sum dim=0 1024^2", lambda: m.sum(0), lambda: mt.sum(0)),
+        ("sum dim=1 4096x256", lambda: x.view(4096, 256).sum(1), lambda: xt.view(4096, 256).sum(1)),
+        ("sum dim=1 16384x64", lambda: x.view(16384, 64).sum(1), lambda: xt.view(16384, 64).sum(1)),
         ("mean dim=1 1024^2", lambda: m.mean(1), lambda: mt.mean(1)),
         ("amax dim=1 1024^2", lambda: m.amax(1), lambda: mt.amax(1)),
         ("amax dim=0 1024^2", lambda: m.amax(0), lambda: mt.amax(0)),
