@@ -8,8 +8,7 @@
 #include <cstdio>
 #include <new>
 #include <utility>
-
-#include <boost/container/small_vector.hpp>
+#include <vector>
 
 #include "abi_bridge.h"
 #include "checked_math.h"
@@ -204,6 +203,22 @@ void StructuredCall::adopt_out_target() {
   ops::t_out_target = nullptr;  // taken: no other call uses it
 }
 
+// A tensor list's views for the kernel: the tensors' own, copies only for
+// another device's. They live in `views` (run()'s frame) for the call.
+struct StructuredCall::ListViews {
+  std::vector<const DLTensor*> ptrs;
+  std::vector<DLTensor> scratch;
+};
+
+void StructuredCall::fill_list_views(ListViews& views) {
+  views.ptrs.resize(list_.size());
+  views.scratch.resize(list_.size());
+  for (size_t j = 0; j < list_.size(); ++j)
+    views.ptrs[j] = arg_view(*list_[j].unsafeGetTensorImpl(), dl_device_, views.scratch[j]);
+  values_[list_arg_].as.tensor_list.data = views.ptrs.data();
+  values_[list_arg_].as.tensor_list.size = views.ptrs.size();
+}
+
 void StructuredCall::run() {
   if (ops::t_out_target != nullptr) [[unlikely]] adopt_out_target();
   const DeviceTypeEntry& dev = device_entry(device);
@@ -246,17 +261,8 @@ void StructuredCall::run() {
           values_[i].as.tensor = arg_view(*impls_[i], dl_device_, dl_args[i]);
         }
       }
-      // A tensor list's views: the tensors' own, copies only for another device's.
-      boost::container::small_vector<const DLTensor*, 8> list_views;
-      boost::container::small_vector<DLTensor, 8> list_scratch;
-      if (list_arg_ >= 0) [[unlikely]] {
-        list_views.resize(list_.size());
-        list_scratch.resize(list_.size());
-        for (size_t j = 0; j < list_.size(); ++j)
-          list_views[j] = arg_view(*list_[j].unsafeGetTensorImpl(), dl_device_, list_scratch[j]);
-        values_[list_arg_].as.tensor_list.data = list_views.data();
-        values_[list_arg_].as.tensor_list.size = list_views.size();
-      }
+      Lazy<ListViews> list_views;  // built only for an op with a tensor list
+      if (list_arg_ >= 0) [[unlikely]] fill_list_views(list_views.emplace());
       for (int i = 0; i < num_outputs_; ++i) {
         if (out_kind_[i] == 2) {
           dl_outs[i] = DLTensor{};

@@ -175,6 +175,8 @@ class StructuredCall {
   Lazy<DimVector> lists_[kMaxKernelLists];  // most calls never build one
   ArrayRef<Tensor> list_;  // set_tensor_list_borrowed's
   int list_arg_ = -1;
+  struct ListViews;  // the list's DLTensor views, built by run() (structured.cpp)
+  [[gnu::cold, gnu::noinline]] void fill_list_views(ListViews& views);
   int num_lists_ = 0;
   Lazy<std::string> strings_[kMaxKernelStrings];
   int num_strings_ = 0;

@@ -1908,6 +1908,12 @@ TEST_F(CpuPlugin, CatPlacesEveryLayoutAndChecksItsArguments) {
   fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, b}).i(2).out(out)), "out of range");
   fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({a, a}).i(1).out(out)), "add up to 6");
   fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({}).i(1).out(out)), "non-empty");
+  // Sizes a caller made up whose sum passes int64 (and wraps to out's): refused before any copy.
+  Tensor huge = make(TSR_DTYPE_FLOAT32, {2, 1});
+  huge.shape[1] = int64_t{1} << 62;
+  Tensor wrapped_back = make(TSR_DTYPE_FLOAT32, {2, 5});
+  fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).list({huge, huge, huge, huge, wrapped_back}).i(1).out(out)),
+        "add up to");
   fails(std::move(Call("_cat", TSR_DTYPE_FLOAT32).in(a).i(1).out(out)), "tensor list");
 }
 

@@ -47,6 +47,31 @@ Tensor raw_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int6
 // PyTorch's legacy rule: a 1-D tensor of size 0 is skipped by cat's shape checks.
 bool skipped_in_cat(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
+// The shape of the concatenation of `list` along `dim` (wrapped, of ref's
+// dims), checked: the same number of dims and equal sizes outside dim for
+// every tensor (legacy empty ones skipped where `skip_legacy`), a total that
+// stays in int64. Errors name `op`.
+DimVector cat_shape(const Operator& op, ArrayRef<Tensor> list, const Tensor& ref, int64_t dim, bool skip_legacy) {
+  const int64_t nd = ref.dim();
+  DimVector shape(ref.sizes().begin(), ref.sizes().end());
+  int64_t total = 0;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Tensor& t = list[i];
+    if (skip_legacy && skipped_in_cat(t)) continue;
+    TSR_CHECK(t.dim() == nd, ValueError, op.name(), ": tensors must have the same number of dimensions: got ", nd,
+              " (shape ", ref.sizes(), ") and ", t.dim(), " (shape ", t.sizes(), ", tensor ", i, ")");
+    for (int64_t d = 0; d < nd; ++d) {
+      TSR_CHECK(d == dim || t.size(d) == shape[d], ValueError, op.name(),
+                ": sizes of tensors must match except in dimension ", dim, ": expected size ", shape[d],
+                " but got size ", t.size(d), " for tensor ", i, " (shapes ", ref.sizes(), " and ", t.sizes(), ")");
+    }
+    TSR_CHECK(!checked::add(total, t.size(dim), total), ValueError, op.name(), ": the sizes in dimension ", dim,
+              " add up beyond int64 (tensor ", i, " has shape ", t.sizes(), ")");
+  }
+  shape[dim] = total;
+  return shape;
+}
+
 extern constinit OpHandle op__cat;
 
 // cat as one _cat call, writing each output row once instead of one strided
@@ -82,24 +107,8 @@ Tensor cat_impl(const Operator& op, ArrayRef<Tensor> list, int64_t dim_arg) {
     wrap_dim(op, dim_arg, 1);
     return empty_on({0}, dtype, device);
   }
-  const int64_t nd = ref->dim();
-  const int64_t dim = wrap_dim(op, dim_arg, nd);
-  DimVector shape(ref->sizes().begin(), ref->sizes().end());
-  int64_t total = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
-    const Tensor& t = list[i];
-    if (skipped_in_cat(t)) continue;
-    TSR_CHECK(t.dim() == nd, ValueError, op.name(), ": tensors must have the same number of dimensions: got ", nd,
-              " (shape ", ref->sizes(), ") and ", t.dim(), " (shape ", t.sizes(), ", tensor ", i, ")");
-    for (int64_t d = 0; d < nd; ++d) {
-      TSR_CHECK(d == dim || t.size(d) == shape[d], ValueError, op.name(),
-                ": sizes of tensors must match except in dimension ", dim, ": expected size ", shape[d],
-                " but got size ", t.size(d), " for tensor ", i, " (shapes ", ref->sizes(), " and ", t.sizes(), ")");
-    }
-    TSR_CHECK(!checked::add(total, t.size(dim), total), ValueError, op.name(), ": the sizes in dimension ", dim,
-              " add up beyond int64 (tensor ", i, " has shape ", t.sizes(), ")");
-  }
-  shape[dim] = total;
+  const int64_t dim = wrap_dim(op, dim_arg, ref->dim());
+  const DimVector shape = cat_shape(op, list, *ref, dim, true);
   (void)checked::check_shape(op.name(), shape, dtype);
   if (Tensor fused; cat_fused(list, dim, dtype, device, fused)) return fused;
   Tensor out = empty_on(shape, dtype, device);
@@ -119,26 +128,15 @@ void cat_meta(StructuredCall& c) {
   const ArrayRef<Tensor> list = list_arg(op, c.frame());
   const Tensor& first = list[0];
   TSR_CHECK(first.dim() > 0, ValueError, op.name(), ": zero-dimensional tensor (at position 0) cannot be concatenated");
-  const int64_t nd = first.dim();
-  const int64_t dim = wrap_dim(op, c.arg(1).i, nd);
-  DimVector shape(first.sizes().begin(), first.sizes().end());
-  int64_t total = 0;
-  for (size_t i = 0; i < list.size(); ++i) {
+  const int64_t dim = wrap_dim(op, c.arg(1).i, first.dim());
+  for (size_t i = 1; i < list.size(); ++i) {
     const Tensor& t = list[i];
     TSR_CHECK(t.device() == first.device(), ValueError, op.name(), ": expected all tensors on one device, got ",
               first.device(), " (tensor 0) and ", t.device(), " (tensor ", i, ")");
     TSR_CHECK(t.scalar_type() == first.scalar_type(), TypeError, op.name(), ": expected all tensors of one dtype, got ",
               dtype_name(first.scalar_type()), " (tensor 0) and ", dtype_name(t.scalar_type()), " (tensor ", i, ")");
-    TSR_CHECK(t.dim() == nd, ValueError, op.name(), ": tensors must have the same number of dimensions: got ", nd,
-              " (shape ", first.sizes(), ") and ", t.dim(), " (shape ", t.sizes(), ", tensor ", i, ")");
-    for (int64_t d = 0; d < nd; ++d)
-      TSR_CHECK(d == dim || t.size(d) == shape[d], ValueError, op.name(),
-                ": sizes of tensors must match except in dimension ", dim, ": expected size ", shape[d],
-                " but got size ", t.size(d), " for tensor ", i, " (shapes ", first.sizes(), " and ", t.sizes(), ")");
-    TSR_CHECK(!checked::add(total, t.size(dim), total), ValueError, op.name(), ": the sizes in dimension ", dim,
-              " add up beyond int64 (tensor ", i, " has shape ", t.sizes(), ")");
   }
-  shape[dim] = total;
+  const DimVector shape = cat_shape(op, list, first, dim, false);
   c.device = first.device();
   c.add_output(shape, first.scalar_type());
   c.set_tensor_list_borrowed(0, list);

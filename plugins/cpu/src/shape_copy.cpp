@@ -262,6 +262,7 @@ void cat_kernel(const TsrKernelCall& call) {
   if (list.size == 0) invalid("expected a non-empty list of tensors");
   if (dim < 0 || dim >= out.ndim) invalid("dim " + std::to_string(dim) + " is out of range for out of shape " + shape_text(out));
   int64_t total = 0;
+  bool overflow = false;  // sizes a caller made up can pass int64
   bool dense = sdk::is_contiguous(out);
   for (size_t k = 0; k < list.size; ++k) {
     const DLTensor& in = list[k];
@@ -271,10 +272,10 @@ void cat_kernel(const TsrKernelCall& call) {
     if (!fits)
       invalid("tensor " + std::to_string(k) + " of shape " + shape_text(in) + " does not fit out of shape " +
               shape_text(out) + " along dim " + std::to_string(dim));
-    total += in.shape[dim];
+    overflow = overflow || __builtin_add_overflow(total, in.shape[dim], &total);
     dense = dense && sdk::is_contiguous(in);
   }
-  if (total != out.shape[dim])
+  if (overflow || total != out.shape[dim])
     invalid("the tensors' sizes along dim " + std::to_string(dim) + " add up to " + std::to_string(total) +
             ", out has " + std::to_string(out.shape[dim]));
   if (sdk::numel(out) == 0) return;

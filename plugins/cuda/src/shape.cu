@@ -236,6 +236,7 @@ void cat_kernel(const TsrKernelCall& call) {
   if (dim < 0 || dim >= out.ndim)
     invalid("_cat: dim " + std::to_string(dim) + " is out of range for out of shape " + sdk::shape_text(out));
   int64_t total = 0;
+  bool overflow = false;  // sizes a caller made up can pass int64
   for (size_t k = 0; k < list.size; ++k) {
     const DLTensor& in = list[k];
     sdk::check_dtype(in, call.dtype, "tensors");
@@ -244,9 +245,9 @@ void cat_kernel(const TsrKernelCall& call) {
     if (!fits)
       invalid("_cat: tensor " + std::to_string(k) + " of shape " + sdk::shape_text(in) + " does not fit out of shape " +
               sdk::shape_text(out) + " along dim " + std::to_string(dim));
-    total += in.shape[dim];
+    overflow = overflow || __builtin_add_overflow(total, in.shape[dim], &total);
   }
-  if (total != out.shape[dim])
+  if (overflow || total != out.shape[dim])
     invalid("_cat: the tensors' sizes along dim " + std::to_string(dim) + " add up to " + std::to_string(total) +
             ", out has " + std::to_string(out.shape[dim]));
   DeviceScope scope(call.device_index);
