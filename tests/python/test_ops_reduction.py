@@ -511,22 +511,87 @@ def test_row_and_column_reductions_of_a_large_matrix(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
-@pytest.mark.parametrize("n", [1, 7, 31, 32, 33, 64, 100, 255, 256, 257, 300, 511, 512, 513, 1024])
-def test_row_sums_have_the_bits_of_one_row_at_a_time(dtype, n):
-    # Short rows are summed several at a time (their own kernel path); every
-    # row must still get exactly the bits of its sum alone (a 1-row reduction),
-    # signed zeros included, and a float64 NumPy reference bounds the error.
+def lane_sum_reference(x):
+    """The cpu plugin's summation order for a dense run of fewer than 16384
+    elements (plugins/cpu/src/reduction.cpp), in NumPy arithmetic of x's dtype:
+    W = 128 bytes of lanes (32 float32, 16 float64); leaves of 8 rows of W
+    summed lane by lane; a partial last leaf from zeros, its last few elements
+    in the first lanes; the leaves combined pairwise as a binary counter
+    (level l holds 2^l leaves), the levels added lowest first; then the lanes as
+    a tree: four parts of W / 4 lanes halved, then the first part's lanes.
+    Fewer than W elements are added one after another to +0; one element is
+    copied (a reduced dim of size 1 is dropped: -0 stays -0)."""
+    n, w = len(x), 128 // x.itemsize
+    zero = x.dtype.type(0)
+    if n == 1:
+        return x[0]
+    if n < w:
+        t = zero
+        for v in x:
+            t = v + t
+        return t
+    leaves, i = [], 0
+    while i + 8 * w <= n:
+        lane = x[i : i + w].copy()
+        for r in range(1, 8):
+            lane = x[i + r * w : i + (r + 1) * w] + lane
+        leaves.append(lane)
+        i += 8 * w
+    if i < n:
+        lane = np.zeros(w, x.dtype)
+        while i + w <= n:
+            lane = x[i : i + w] + lane
+            i += w
+        rest = np.zeros(w, x.dtype)
+        rest[: n - i] = x[i:]
+        leaves.append(rest + lane)
+    levels = {}
+    for count, v in enumerate(leaves):
+        level = 0
+        while count & 1:
+            v = levels[level] + v
+            count >>= 1
+            level += 1
+        levels[level] = v
+    used = [lv for lv in range(64) if len(leaves) >> lv & 1]
+    total = levels[used[0]]
+    for lv in used[1:]:
+        total = levels[lv] + total
+    parts = np.split(total, 4)
+    for half in (2, 1):
+        for k in range(half):
+            parts[k] = parts[k] + parts[k + half]
+    a = parts[0]
+    while len(a) > 1:
+        a = a[: len(a) // 2] + a[len(a) // 2 :]
+    return a[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize(
+    "n", [1, 7, 31, 32, 33, 64, 100, 255, 256, 257, 300, 511, 512, 513, 640, 767, 768, 769, 1000, 1024, 1025]
+)
+@pytest.mark.parametrize("padded", [False, True])
+def test_row_sums_have_the_documented_order(dtype, n, padded):
+    # Short rows, and rows of two to four leaves, have kernel paths of their
+    # own (several rows at a time; the leaves' cascade in registers); every
+    # row must still get exactly the bits of the documented order, signed
+    # zeros included (float16 accumulates in float32), and a float64 NumPy
+    # reference bounds the error. padded: the rows are a slice of wider ones.
     rng = np.random.default_rng(n)
     rows = 11  # batches and a remainder
-    a = (rng.standard_normal((rows, n)) * 100).astype(dtype)
+    a = (rng.standard_normal((rows, n + 3)) * 100).astype(dtype)
     if np.dtype(dtype).kind == "f":
         a[3] = -0.0  # an all negative-zero row
         a[5, ::3] = -0.0
-    t = to_t(a)
+    t = to_t(a)[:, :n] if padded else to_t(np.ascontiguousarray(a[:, :n]))
+    a = a[:, :n]
     got = np.asarray(t.sum(1))
-    for r in range(rows):
-        alone = np.asarray(to_t(np.ascontiguousarray(a[r])).sum())
-        assert got[r].tobytes() == alone.tobytes(), (r, got[r], alone)
+    if np.dtype(dtype).kind == "f":
+        acc = np.float32 if dtype == np.float16 else dtype
+        for r in range(rows):
+            want = np.asarray(lane_sum_reference(a[r].astype(acc))).astype(dtype)
+            assert got[r].tobytes() == want.tobytes(), (r, got[r], want)
     x = a.astype(np.float64)
     check_accumulated(t.sum(1), x.sum(1), np.abs(x).sum(1), 8, dtype)
 
