@@ -142,31 +142,55 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
     // Plain max/min (one vmaxps: NaN-blind) plus a lane sum of x, which is NaN
     // if some x is NaN (or on inf - inf); then the exact NaN-propagating loop
     // runs instead (rare). Two vector ops per load instead of four.
+    // The W lanes as register-sized parts, vector variables: arrays copied
+    // into vectors after the loop went through the stack (a third of amax
+    // over rows of 1024 floats), and GCC scalarizes a select on a vector
+    // wider than a register.
+#if defined(__AVX512F__)
+    constexpr int kPartBytes = 64;
+#else
+    constexpr int kPartBytes = 32;
+#endif
+    constexpr int PL = kPartBytes / static_cast<int>(sizeof(A)), P = W / PL;
     if (s == 1 && n >= W) {
       constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
-      A lane[W], bad[W];
-      for (int j = 0; j < W; ++j) {
-        lane[j] = Op::init();
-        bad[j] = 0;
+      using V = typename VecN<A, PL>::type;
+      V lane[P], bad[P];
+      for (int k = 0; k < P; ++k) {
+        lane[k] = V{} + Op::init();
+        bad[k] = V{};
       }
       for (; i + W <= n; i += W) {
-        for (int j = 0; j < W; ++j) {
-          const A x = load_cmp<T>(p[i + j]);
-          lane[j] = kMax ? (x > lane[j] ? x : lane[j]) : (x < lane[j] ? x : lane[j]);
-          bad[j] += x;
+        for (int k = 0; k < P; ++k) {
+          V x;
+          if constexpr (sizeof(storage_t<T>) == sizeof(A)) {
+            std::memcpy(&x, p + i + k * PL, sizeof x);  // float, double: the bits are the values
+          } else {
+            A xs[PL];
+            for (int j = 0; j < PL; ++j) xs[j] = load_cmp<T>(p[i + k * PL + j]);
+            std::memcpy(&x, xs, sizeof x);
+          }
+          lane[k] = kMax ? (x > lane[k] ? x : lane[k]) : (x < lane[k] ? x : lane[k]);
+          bad[k] += x;
         }
       }
-      typename VecN<A, W>::type lanes, bads;
-      std::memcpy(&lanes, lane, sizeof lanes);
-      std::memcpy(&bads, bad, sizeof bads);
-      const A extreme = tree_lanes<W, A>(lanes, [](auto& lo, const auto& hi) {
+      const auto pick = [](auto& lo, const auto& hi) {
         if constexpr (kMax) {
           lo = hi > lo ? hi : lo;
         } else {
           lo = hi < lo ? hi : lo;
         }
-      });
-      const A sum = tree_lanes<W, A>(bads, [](auto& lo, const auto& hi) { lo = lo + hi; });
+      };
+      const auto add = [](auto& lo, const auto& hi) { lo = lo + hi; };
+      // The tree over all W lanes: its first steps pair whole parts.
+      for (int half = P / 2; half >= 1; half /= 2) {
+        for (int k = 0; k < half; ++k) {
+          pick(lane[k], lane[k + half]);
+          add(bad[k], bad[k + half]);
+        }
+      }
+      const A extreme = tree_lanes<PL, A>(lane[0], pick);
+      const A sum = tree_lanes<PL, A>(bad[0], add);
       if (sum == sum) {
         Op::combine(acc, extreme);
       } else {
