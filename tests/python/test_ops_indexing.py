@@ -103,6 +103,36 @@ def test_gather(case, data):
     check(got, want, dtype)
 
 
+@pytest.mark.parametrize("layout", ["dense", "transposed", "every_other"])
+@pytest.mark.parametrize("bad", [-1, 40, 2**62])
+def test_gather_finds_a_bad_index_anywhere(layout, bad):
+    # gather checks each run of indices as it copies (not in a first pass):
+    # a bad value at the first, a middle or the last position of any run, of
+    # a dense or strided index, must still raise, naming the value.
+    idt = np.int64
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((300, 40)).astype(np.float32)
+    good = rng.integers(0, 40, (300, 2 * 40)).astype(idt)
+    for pos in [(0, 0), (0, 39), (150, 17), (299, 0), (299, 39)]:
+        index = good.copy()
+        if layout == "every_other":
+            index[pos[0], 2 * pos[1]] = bad
+            t_index = idx_t(index, idt)[:, ::2]
+        elif layout == "transposed":
+            index = np.ascontiguousarray(good[:, :40].T)
+            index[pos[1], pos[0]] = bad
+            t_index = idx_t(index, idt).transpose(0, 1)
+        else:
+            index = index[:, :40]
+            index[pos] = bad
+            t_index = idx_t(index, idt)
+        with pytest.raises(IndexError, match=rf"gather.*index {bad} is out of bounds for dimension 1 with size 40"):
+            to_t(a).gather(1, t_index)
+    want_index = good[:, ::2]
+    got = to_t(a).gather(1, idx_t(good, idt)[:, ::2])
+    check(got, np.take_along_axis(a, want_index.astype(np.int64), 1), np.float32)
+
+
 @SETTINGS
 @given(dim_case(), st.data(), st.sampled_from(["scatter", "scatter_add", "value"]))
 def test_scatter(case, data, op):

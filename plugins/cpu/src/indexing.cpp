@@ -47,6 +47,27 @@ void dispatch_index(const DLTensor& index, F&& f) {
   }
 }
 
+// The len index values at p (byte stride s) within [lo, size).
+template <typename I>
+inline void check_run(const char* p, int64_t s, int64_t len, int64_t lo, int64_t size, int64_t dim) {
+  if (s == static_cast<int64_t>(sizeof(I))) {
+    // Dense run: its minimum and maximum (reductions without an exit
+    // vectorize), then the first bad value is looked up for the message.
+    const I* v = reinterpret_cast<const I*>(p);
+    int64_t mn = lo, mx = lo;
+    for (int64_t k = 0; k < len; ++k) {
+      const int64_t x = static_cast<int64_t>(v[k]);
+      mn = x < mn ? x : mn;
+      mx = x > mx ? x : mx;
+    }
+    if (__builtin_expect(mn >= lo && mx < size, 1)) return;
+  }
+  for (int64_t k = 0; k < len; ++k) {
+    const int64_t v = *reinterpret_cast<const I*>(p + k * s);
+    if (__builtin_expect(v < lo || v >= size, 0)) index_out_of_range(v, dim, size);
+  }
+}
+
 // Every index value within [-size, size) (allow_negative) or [0, size). Dims
 // with stride 0 (an index expanded by the core) are visited once.
 template <typename I>
@@ -66,25 +87,16 @@ void check_indices(const DLTensor& index, int64_t size, int64_t dim, bool allow_
   const sdk::StridedIter<1> it(nd, shape, {op});
   const int64_t lo = allow_negative ? -size : 0;
   parallel_for(it.numel(), kGrain, [&](int64_t begin, int64_t end) {
-    it.for_range(begin, end, [&](char** p, const int64_t* s, int64_t len) {
-      if (s[0] == static_cast<int64_t>(sizeof(I))) {
-        // Dense run: its minimum and maximum (reductions without an exit
-        // vectorize), then the first bad value is looked up for the message.
-        const I* v = reinterpret_cast<const I*>(p[0]);
-        int64_t mn = lo, mx = lo;
-        for (int64_t k = 0; k < len; ++k) {
-          const int64_t x = static_cast<int64_t>(v[k]);
-          mn = x < mn ? x : mn;
-          mx = x > mx ? x : mx;
-        }
-        if (__builtin_expect(mn >= lo && mx < size, 1)) return;
-      }
-      for (int64_t k = 0; k < len; ++k) {
-        const int64_t v = *reinterpret_cast<const I*>(p[0] + k * s[0]);
-        if (__builtin_expect(v < lo || v >= size, 0)) index_out_of_range(v, dim, size);
-      }
-    });
+    it.for_range(begin, end, [&](char** p, const int64_t* s, int64_t len) { check_run<I>(p[0], s[0], len, lo, size, dim); });
   });
+}
+
+// True when some dim of size > 1 has stride 0: an index the core expanded
+// (index_select's), whose few values a separate check reads once.
+bool has_expanded_dim(const DLTensor& t) {
+  for (int32_t d = 0; d < t.ndim; ++d)
+    if (t.shape[d] > 1 && t.strides[d] == 0) return true;
+  return false;
 }
 
 struct LineOperand {
@@ -264,12 +276,18 @@ void gather_kernel(const TsrKernelCall& call) {
   check_same_shape(index, "index", out, "out");
   check_same_ndim(self, "self", index, "index");
   const int64_t size = self.ndim == 0 ? 1 : self.shape[dim];
+  // gather writes only out, so the elementwise path checks each run of
+  // indices just before reading through it (from cache: a separate first pass
+  // over a 1024^2 int64 index was a sixth of gather's time); an error may
+  // leave out partly written. Expanded indices are checked once, up front.
+  const bool elementwise = !(out.ndim == 0 || self.ndim == 0 || out.ndim > kMaxDims);
+  const bool check_runs = elementwise && !has_expanded_dim(index);
   dispatch_index(index, [&](auto itag) {
     using I = typename decltype(itag)::type;
-    check_indices<I>(index, size, dim, false);
+    if (!check_runs) check_indices<I>(index, size, dim, false);
     sdk::dispatch_dtype(call.dtype, [&](auto tag) {
       using S = storage_t<typename decltype(tag)::type>;
-      if (out.ndim == 0 || self.ndim == 0 || out.ndim > kMaxDims) {
+      if (!elementwise) {
         for_each_line<3>(out.ndim, out.shape, dim, {line_operand(out), line_operand(index), line_operand(self)},
                          [](char* const* p, const int64_t* s, int64_t len) {
                            for (int64_t k = 0; k < len; ++k) {
@@ -293,8 +311,9 @@ void gather_kernel(const TsrKernelCall& call) {
       self_op.strides = self_strides;
       const int64_t along = self.strides[dim] * static_cast<int64_t>(sizeof(S));
       run_elementwise<3>(out.ndim, out.shape, {sdk::IterOperand::of(out), sdk::IterOperand::of(index), self_op}, kGrain,
-                         [along](char** p, const int64_t* s, int64_t n) {
+                         [along, check_runs, size, dim](char** p, const int64_t* s, int64_t n) {
                            constexpr int64_t kS = static_cast<int64_t>(sizeof(S));
+                           if (check_runs) check_run<I>(p[1], s[1], n, 0, size, dim);
                            if (s[1] == 0 && s[0] == kS && s[2] == kS) {  // one index for a dense run: a row copy
                              const int64_t i = *reinterpret_cast<const I*>(p[1]);
                              std::memcpy(p[0], p[2] + i * along, static_cast<size_t>(n * kS));
