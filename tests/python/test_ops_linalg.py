@@ -260,3 +260,40 @@ def test_float32_sizes_around_the_small_kernel(m, k, n):
         assert np.all(np.abs(got - want) <= bound)
     batched = np.from_dlpack(tessera.bmm(to_t(np.stack([a, -a])), to_t(np.stack([b, b]))))
     assert np.all(np.abs(batched[1] + want) <= bound)
+
+
+@pytest.mark.parametrize("a_layout", ["dense", "transposed", "every_other_batch", "broadcast"])
+@pytest.mark.parametrize("b_layout", ["dense", "transposed", "every_other_batch", "broadcast"])
+def test_float32_batched_products_on_every_layout(a_layout, b_layout):
+    # Batched products beyond the small kernel's size (on AMD CPUs oneDNN's
+    # batched float32 matmul; elsewhere BLAS per matrix): each operand dense,
+    # transposed per matrix, every other matrix of a larger batch, or one
+    # matrix broadcast over the batch, into a fresh result and into a
+    # transposed out=.
+    rng = np.random.default_rng(len(a_layout) * 10 + len(b_layout))
+    batch, m, k, n = 3, 96, 80, 72
+
+    def operand(layout, rows, cols):
+        x = rng.standard_normal((batch, rows, cols)).astype(np.float32)
+        if layout == "dense":
+            return x, to_t(x)
+        if layout == "transposed":
+            return x, to_t(np.ascontiguousarray(x.transpose(0, 2, 1))).transpose(1, 2)
+        if layout == "every_other_batch":
+            wide = np.empty((2 * batch, rows, cols), np.float32)
+            wide[::2] = x
+            wide[1::2] = np.nan
+            return x, to_t(wide)[::2]
+        x = np.broadcast_to(x[:1], x.shape)
+        return x, to_t(np.ascontiguousarray(x[0])).expand(batch, rows, cols)
+
+    a, ta = operand(a_layout, m, k)
+    b, tb = operand(b_layout, k, n)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    bound = 4 * k * np.finfo(np.float32).eps * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64))) + 1e-6
+    got = np.from_dlpack(tessera.bmm(ta, tb)).astype(np.float64)
+    assert np.all(np.abs(got - want) <= bound)
+    out = tessera.empty(batch, n, m).transpose(1, 2)
+    assert tessera.bmm(ta, tb, out=out) is out
+    got = np.from_dlpack(out.contiguous()).astype(np.float64)
+    assert np.all(np.abs(got - want) <= bound)

@@ -97,17 +97,19 @@ bool onednn_bf16(const Mat& a, const Mat& b, const Mat& c, bool f32_out) {
   return onednn::matmul_bf16(p, a.data, b.data, c.data, f32_out, threads);
 }
 
-// The float32 product c = a @ b of one matrix pair (batch 1) on oneDNN, from
-// kSmallGemmWork multiply-adds (smaller ones are small_sgemm's). False: not
-// tried or refused (matmul_f32); nothing of c that matters was written.
+// The float32 product c = a @ b (every matrix pair of the batch in one oneDNN
+// call) from kSmallGemmWork multiply-adds per pair (smaller ones are
+// small_sgemm's); threads by the whole batch's work. False: not tried or
+// refused (matmul_f32); nothing of c that matters was written.
 bool onednn_f32(const Mat& a, const Mat& b, const Mat& c) {
   const int64_t M = a.rows, K = a.cols, N = b.cols;
-  if (c.batch != 1 || !onednn::matmul_f32_enabled()) return false;
+  if (!onednn::matmul_f32_enabled()) return false;
   const double work = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   if (work < static_cast<double>(kSmallGemmWork)) return false;
-  const double want = std::min(static_cast<double>(max_threads()), work / static_cast<double>(kOneDnnWorkPerThread));
+  const double all = work * static_cast<double>(c.batch);
+  const double want = std::min(static_cast<double>(max_threads()), all / static_cast<double>(kOneDnnWorkPerThread));
   const int threads = static_cast<int>(idle_threads(std::max<int64_t>(1, static_cast<int64_t>(want))));
-  const onednn::MatmulProblem p{1, M, N, K, a.sb, a.sr, a.sc, b.sb, b.sr, b.sc, c.sb, c.sr, c.sc};
+  const onednn::MatmulProblem p{c.batch, M, N, K, a.sb, a.sr, a.sc, b.sb, b.sr, b.sc, c.sb, c.sr, c.sc};
   return onednn::matmul_f32(p, reinterpret_cast<const float*>(a.data), reinterpret_cast<const float*>(b.data),
                             reinterpret_cast<float*>(c.data), threads);
 }

@@ -25,7 +25,9 @@
 // brg:avx512_core kernel: on Zen 4 (1 thread, standalone program against
 // OpenBLAS 0.3.21's SkylakeX sgemm) 256x784 @ 784x512 1.85 ms vs 1.98 ms,
 // 256x512 @ 512x512 1.18 vs 1.28 ms, 512^3 2.40 vs 2.55 ms, 256x512 @ 512x10
-// 36 vs 53 us; on Intel CPUs it was not measured, and OpenBLAS keeps them.
+// 36 vs 53 us; batched, 16 x 128^3 through bmm in Python 598-606 vs 698-702 us
+// (TESSERA_CPU_ONEDNN=0; PyTorch 716-744 us in the same processes); on Intel
+// CPUs it was not measured, and OpenBLAS keeps them.
 // oneDNN 2.6 has no float16 matmul on the CPU (creating one throws "could not
 // create a primitive descriptor iterator"), so float16 stays on the float32
 // path. OpenBLAS's cblas_sbgemm was the other candidate for bfloat16: Debian's
