@@ -686,6 +686,26 @@ def test_avg_pool2d(case, divisor):
     close(got, want, dtype, scale=100 if dtype == np.float16 else 10)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("k,s,p", [((2, 2), (2, 2), (0, 0)), ((3, 3), (1, 1), (1, 1)), ((3, 2), (2, 3), (1, 1)),
+                                   ((1, 5), (1, 4), (0, 2)), ((2, 3), (3, 2), (0, 0))])
+@pytest.mark.parametrize("include_pad", [True, False])
+def test_avg_pool2d_of_wide_rows(dtype, k, s, p, include_pad):
+    # Rows wide enough for the kernel's vectorized interior (eight outputs at
+    # a time, then the rest; the edge windows one at a time): against the
+    # float64 reference, and bit for bit against the same values laid out
+    # with a column stride, which the kernel sums one window at a time.
+    rng = np.random.default_rng(sum(k) * 10 + sum(s))
+    x = (rng.standard_normal((2, 3, 9, 45)) * 10).astype(dtype)
+    x[0, 0, 2, :] = -0.0
+    got = tessera.avg_pool2d(to_t(x), k, s, p, count_include_pad=include_pad)
+    close(got, ref_avg_pool(x, k, s, p, False, include_pad, None), dtype, scale=100 if dtype == np.float16 else 10)
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), dtype)
+    wide[..., ::2] = x
+    one_at_a_time = tessera.avg_pool2d(to_t(wide)[..., ::2], k, s, p, count_include_pad=include_pad)
+    assert to_np(got).tobytes() == to_np(one_at_a_time).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.float64, np.int32])
 def test_max_pool2d_grid_with_nan_and_inf(dtype):
     """Every combination of kernel, stride, padding, dilation and ceil_mode on

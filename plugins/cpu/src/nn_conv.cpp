@@ -412,13 +412,58 @@ inline int64_t window_end(int64_t start, int64_t k, int64_t limit) { return k >=
 template <typename T>
 void avg_pool_typed(const DLTensor& x, DLTensor& out, const Pool& p, bool include_pad, int64_t divisor) {
   using A = acc_float_t<T>;
+  // The outputs [ow_a, ow_b) of a row whose windows lie wholly inside it
+  // (none unless its elements are dense), the same for every row.
+  const Img xin = img_of(x, "self"), xout = img_of(out, "out");
+  int64_t ow_a = 0, ow_b = 0;
+  if (xin.sW == 1 && xin.W + p.pw >= p.kw) {
+    ow_a = std::min(xout.W, (p.pw + p.sw - 1) / p.sw);
+    ow_b = std::max(ow_a, std::min(xout.W, (xin.W + p.pw - p.kw) / p.sw + 1));
+  }
   for_rows<T>(x, out, [&](const Img& in, const Img& o, int64_t oh, const T* src, T* dst) {
     int64_t h0 = oh * p.sh - p.ph;
     int64_t h1 = window_end(h0, p.kh, in.H + p.ph);
     const int64_t hpad = h1 - h0;
     h0 = std::max<int64_t>(h0, 0);
     h1 = std::min(h1, in.H);
+    // Windows wholly inside the row span [ow_a, ow_b): taps outer, eight
+    // outputs inner, so the adds vectorize across outputs; each output still
+    // gets 0 + its taps in the scalar loop's order, then one division (the
+    // same bits). One window at a time took 0.8x-1.0x PyTorch's time.
+    if (ow_b > ow_a) {
+      const A div = divisor != 0 ? static_cast<A>(divisor)
+                    : include_pad ? static_cast<A>(hpad) * static_cast<A>(p.kw)
+                                  : static_cast<A>((h1 - h0) * p.kw);
+      const auto interior = [&](auto sw_tag) {
+        constexpr int64_t kSw = decltype(sw_tag)::value;  // 0: p.sw at run time
+        const int64_t sw = kSw != 0 ? kSw : p.sw;
+        const auto outputs = [&](int64_t q0, auto n_tag) {  // n_tag: 8, or 0 for the rest of the span
+          constexpr int64_t kN = decltype(n_tag)::value;
+          const int64_t n = kN != 0 ? kN : ow_b - q0;
+          A acc[8];
+          for (int64_t j = 0; j < n; ++j) acc[j] = A(0);
+          for (int64_t ih = h0; ih < h1; ++ih) {
+            const T* r = src + ih * in.sH + q0 * sw - p.pw;
+            for (int64_t iw = 0; iw < p.kw; ++iw)
+              for (int64_t j = 0; j < n; ++j) acc[j] += static_cast<A>(static_cast<compute_t<T>>(r[j * sw + iw]));
+          }
+          for (int64_t j = 0; j < n; ++j) dst[q0 + j] = convert<T>(acc[j] / div);
+        };
+        int64_t q0 = ow_a;
+        for (; q0 + 8 <= ow_b; q0 += 8) outputs(q0, std::integral_constant<int64_t, 8>{});
+        if (q0 < ow_b) outputs(q0, std::integral_constant<int64_t, 0>{});
+      };
+      if (p.sw == 2) {
+        interior(std::integral_constant<int64_t, 2>{});
+      } else if (p.sw == 1) {
+        interior(std::integral_constant<int64_t, 1>{});
+      } else {
+        interior(std::integral_constant<int64_t, 0>{});
+      }
+    }
     for (int64_t ow = 0; ow < o.W; ++ow) {
+      if (ow == ow_a && ow_b > ow_a) ow = ow_b;  // done above
+      if (ow >= o.W) break;
       int64_t w0 = ow * p.sw - p.pw;
       int64_t w1 = window_end(w0, p.kw, in.W + p.pw);
       const int64_t wpad = w1 - w0;
