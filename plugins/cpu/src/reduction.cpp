@@ -190,6 +190,37 @@ class LaneCascade {
   uint64_t count_ = 0;
 };
 
+// The leaf of the kLeafDepth rows of kLanes elements from element i of p
+// (stride s): each lane summed in order.
+template <typename T, typename Acc, bool Dense>
+TSR_RED_INLINE void whole_leaf(const storage_t<T>* p, int64_t i, int64_t s, Lanes<Acc>& lane) {
+  constexpr int W = kLanes<Acc>;
+  load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, lane);
+  for (int64_t r = 1; r < kLeafDepth; ++r) {
+    Lanes<Acc> x;
+    load_lanes<T, Acc, Dense>(p + (Dense ? i + r * W : (i + r * W) * s), s, x);
+    add_lanes(x, lane);
+  }
+}
+
+// The partial leaf of elements [i, n), fewer than a leaf: from zeros, whole
+// rows, then the last few elements into the first lanes (always added, zeros
+// when none are left).
+template <typename T, typename Acc, bool Dense>
+TSR_RED_INLINE void partial_leaf(const storage_t<T>* p, int64_t i, int64_t n, int64_t s, Lanes<Acc>& lane) {
+  constexpr int W = kLanes<Acc>;
+  lane = Lanes<Acc>{};
+  Lanes<Acc> x;
+  for (; i + W <= n; i += W) {
+    load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, x);
+    add_lanes(x, lane);
+  }
+  Acc rest[W] = {};
+  for (int j = 0; i < n; ++i, ++j) rest[j] = load_acc<T, Acc>(p[Dense ? i : i * s]);
+  std::memcpy(&x, rest, sizeof x);
+  add_lanes(x, lane);
+}
+
 // Pairwise sum of n elements at p with stride s: leaves of kLeafDepth rows of
 // kLanes elements, each lane summed in order, leaves combined pairwise per
 // lane, then the lanes as a tree. The error grows with log(n). The tail is
@@ -204,26 +235,14 @@ Acc lane_sum(const storage_t<T>* p, int64_t n, int64_t s) {
     return t;
   }
   LaneCascade<Acc> c;
-  Lanes<Acc> lane{}, x{};
+  Lanes<Acc> lane;
   int64_t i = 0;
   for (; i + kLeaf <= n; i += kLeaf) {
-    load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, lane);
-    for (int64_t r = 1; r < kLeafDepth; ++r) {
-      load_lanes<T, Acc, Dense>(p + (Dense ? i + r * W : (i + r * W) * s), s, x);
-      add_lanes(x, lane);
-    }
+    whole_leaf<T, Acc, Dense>(p, i, s, lane);
     c.push(lane);
   }
-  if (i < n) {  // a partial leaf: whole rows, then the last few elements into the first lanes
-    lane = Lanes<Acc>{};
-    for (; i + W <= n; i += W) {
-      load_lanes<T, Acc, Dense>(p + (Dense ? i : i * s), s, x);
-      add_lanes(x, lane);
-    }
-    Acc rest[W] = {};
-    for (int j = 0; i < n; ++i, ++j) rest[j] = load_acc<T, Acc>(p[Dense ? i : i * s]);
-    std::memcpy(&x, rest, sizeof x);
-    add_lanes(x, lane);
+  if (i < n) {
+    partial_leaf<T, Acc, Dense>(p, i, n, s, lane);
     c.push(lane);
   }
   return c.total();
@@ -305,35 +324,15 @@ template <typename T, typename Acc>
 TSR_RED_INLINE Acc few_leaves_sum(const storage_t<T>* p, int64_t n) {
   constexpr int W = kLanes<Acc>;
   constexpr int64_t kLeaf = W * kLeafDepth;
-  const auto leaf_at = [p](int64_t i, Lanes<Acc>& lane) {
-    load_lanes<T, Acc, true>(p + i, 1, lane);
-    for (int64_t r = 1; r < kLeafDepth; ++r) {
-      Lanes<Acc> x;
-      load_lanes<T, Acc, true>(p + i + r * W, 1, x);
-      add_lanes(x, lane);
-    }
-  };
-  const auto partial_at = [p, n](int64_t i, Lanes<Acc>& lane) {  // lane_sum's partial leaf
-    lane = Lanes<Acc>{};
-    Lanes<Acc> x;
-    for (; i + W <= n; i += W) {
-      load_lanes<T, Acc, true>(p + i, 1, x);
-      add_lanes(x, lane);
-    }
-    Acc rest[W] = {};
-    for (int j = 0; i < n; ++i, ++j) rest[j] = load_acc<T, Acc>(p[i]);
-    std::memcpy(&x, rest, sizeof x);
-    add_lanes(x, lane);
-  };
-  const auto leaf_or_partial = [&](int64_t i, Lanes<Acc>& lane) {
+  const auto leaf_or_partial = [p, n](int64_t i, Lanes<Acc>& lane) {
     if (i + kLeaf <= n) {
-      leaf_at(i, lane);
+      whole_leaf<T, Acc, true>(p, i, 1, lane);
     } else {
-      partial_at(i, lane);
+      partial_leaf<T, Acc, true>(p, i, n, 1, lane);
     }
   };
   Lanes<Acc> a, b;
-  leaf_at(0, a);
+  whole_leaf<T, Acc, true>(p, 0, 1, a);
   leaf_or_partial(kLeaf, b);
   add_lanes(a, b);  // level 1 = L0 + L1
   if (n > 2 * kLeaf) {
