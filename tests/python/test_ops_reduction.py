@@ -596,6 +596,28 @@ def test_row_sums_have_the_documented_order(dtype, n, padded):
     check_accumulated(t.sum(1), x.sum(1), np.abs(x).sum(1), 8, dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("width", [7, 128, 300, 1031])
+def test_amax_amin_down_columns_with_nan_and_infinities(dtype, width):
+    # Over dim 0 with the last dim kept: columns go in register chunks down all
+    # the rows (a NaN-blind max plus a sum that flags NaN or inf - inf, then
+    # an exact refold of the flagged columns), the rest of a tile one column
+    # at a time. NaN must win wherever it lies; +inf and -inf in one column
+    # give the exact extremes; -0/+0 compare equal.
+    rng = np.random.default_rng(width)
+    a = rng.standard_normal((37, width)).astype(dtype)
+    for col in range(0, width, 5):
+        a[(col * 7) % 37, col] = np.nan
+    for col in range(1, width, 11):
+        a[3, col], a[20, col] = np.inf, -np.inf
+    a[:, width - 1] = -0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for t in (to_t(a), to_t(np.ascontiguousarray(np.repeat(a, 2, axis=1)))[:, ::2]):
+            check(t.amax(0), a.max(0), dtype)
+            check(t.amin(0), a.min(0), dtype)
+
+
 def test_nan_and_infinities_in_long_vectors():
     # One NaN anywhere wins amax / amin / logsumexp; +inf and -inf together
     # (inf - inf inside the vector fold) still give the exact answer.
