@@ -133,6 +133,14 @@ inline constexpr bool kIsFloatExtreme = false;
 template <typename T, bool IsMax>
 inline constexpr bool kIsFloatExtreme<ExtremeOp<T, IsMax>> = std::is_floating_point_v<cmp_t<T>>;
 
+// The bytes of a vector register at this ISA level (32 below AVX2: GCC
+// splits the vectors in two), for the float max/min folds' register-sized parts.
+#if defined(__AVX512F__)
+inline constexpr int kRegisterBytes = 64;
+#else
+inline constexpr int kRegisterBytes = 32;
+#endif
+
 template <typename T, typename Op>
 inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A& acc) {
   using A = typename Op::A;
@@ -146,12 +154,7 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
     // into vectors after the loop went through the stack at every run's end
     // (amax over rows of 1024 floats: 64 -> 61 us without), and GCC
     // scalarizes a select on a vector wider than a register.
-#if defined(__AVX512F__)
-    constexpr int kPartBytes = 64;
-#else
-    constexpr int kPartBytes = 32;
-#endif
-    constexpr int PL = kPartBytes / static_cast<int>(sizeof(A)), P = W / PL;
+    constexpr int PL = kRegisterBytes / static_cast<int>(sizeof(A)), P = W / PL;
     if (s == 1 && n >= W) {
       constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
       using V = typename VecN<A, PL>::type;
@@ -373,12 +376,8 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
           // row loads waited on the accumulators' stores (4K aliasing: rows
           // of 4 KiB against 4 KiB arrays): amax over dim 0 of 1024^2 at
           // 1 thread 131 -> 88 us.
-#if defined(__AVX512F__)
-          constexpr int kPartBytes = 64, P = 8;  // 16 of the 32 registers
-#else
-          constexpr int kPartBytes = 32, P = 4;  // 8 of the 16
-#endif
-          constexpr int PL = kPartBytes / static_cast<int>(sizeof(A)), CW = P * PL;
+          constexpr int P = kRegisterBytes == 64 ? 8 : 4;  // 16 of AVX-512's 32 registers, 8 of AVX2's 16
+          constexpr int PL = kRegisterBytes / static_cast<int>(sizeof(A)), CW = P * PL;
           using V = typename VecN<A, PL>::type;
           int64_t w0 = 0;
           for (; w0 + CW <= width; w0 += CW) {
