@@ -141,6 +141,24 @@ inline constexpr int kRegisterBytes = 64;
 inline constexpr int kRegisterBytes = 32;
 #endif
 
+// One register-sized part of PL elements at p into the NaN-blind extreme e
+// and the NaN flag sum b (float, double: the bits are the values; the half
+// types widen to float).
+template <typename T, bool IsMax, int PL, typename V>
+inline __attribute__((always_inline)) void fold_part(const storage_t<T>* p, V& e, V& b) {
+  using A = cmp_t<T>;
+  V x;
+  if constexpr (sizeof(storage_t<T>) == sizeof(A)) {
+    std::memcpy(&x, p, sizeof x);
+  } else {
+    A xs[PL];
+    for (int j = 0; j < PL; ++j) xs[j] = load_cmp<T>(p[j]);
+    std::memcpy(&x, xs, sizeof x);
+  }
+  e = IsMax ? (x > e ? x : e) : (x < e ? x : e);
+  b += x;
+}
+
 template <typename T, typename Op>
 inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A& acc) {
   using A = typename Op::A;
@@ -164,18 +182,7 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
         bad[k] = V{};
       }
       for (; i + W <= n; i += W) {
-        for (int k = 0; k < P; ++k) {
-          V x;
-          if constexpr (sizeof(storage_t<T>) == sizeof(A)) {
-            std::memcpy(&x, p + i + k * PL, sizeof x);  // float, double: the bits are the values
-          } else {
-            A xs[PL];
-            for (int j = 0; j < PL; ++j) xs[j] = load_cmp<T>(p[i + k * PL + j]);
-            std::memcpy(&x, xs, sizeof x);
-          }
-          lane[k] = kMax ? (x > lane[k] ? x : lane[k]) : (x < lane[k] ? x : lane[k]);
-          bad[k] += x;
-        }
+        for (int k = 0; k < P; ++k) fold_part<T, kMax, PL>(p + i + k * PL, lane[k], bad[k]);
       }
       const auto pick = [](auto& lo, const auto& hi) {
         if constexpr (kMax) {
@@ -363,16 +370,16 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
         constexpr bool kMax = std::is_same_v<Op, ExtremeOp<T, true>>;
         A bad[kTileW];
         for (int64_t w = 0; w < width; ++w) bad[w] = 0;
-        const auto fold_row = [&](const S* rp, int64_t ls) {
-          for (int64_t w = 0; w < width; ++w) {
+        const auto fold_row = [&](const S* rp, int64_t ls, int64_t from) {  // columns [from, width)
+          for (int64_t w = from; w < width; ++w) {
             const A x = load_cmp<T>(rp[w * ls]);
             acc[w] = kMax ? (x > acc[w] ? x : acc[w]) : (x < acc[w] ? x : acc[w]);
             bad[w] += x;
           }
         };
         if (lane.in == 1) {
-          // Chunks of four register-sized parts of columns, each down all the
-          // rows in registers: with the tile's accumulators in memory, the
+          // Chunks of eight (AVX2 and below: four) register-sized parts of
+          // columns, each down all the rows in registers: with the tile's accumulators in memory, the
           // row loads waited on the accumulators' stores (4K aliasing: rows
           // of 4 KiB against 4 KiB arrays): amax over dim 0 of 1024^2 at
           // 1 thread 131 -> 88 us.
@@ -387,34 +394,14 @@ void fold_reduce(const Layout& L, const storage_t<T>* in, storage_t<Out>* out) {
               vb[k] = V{};
             }
             for_each_row(L, row + w0, [&](const S* rp) {
-              for (int k = 0; k < P; ++k) {
-                V x;
-                if constexpr (sizeof(S) == sizeof(A)) {
-                  std::memcpy(&x, rp + k * PL, sizeof x);
-                } else {
-                  A xs[PL];
-                  for (int j = 0; j < PL; ++j) xs[j] = load_cmp<T>(rp[k * PL + j]);
-                  std::memcpy(&x, xs, sizeof x);
-                }
-                va[k] = kMax ? (x > va[k] ? x : va[k]) : (x < va[k] ? x : va[k]);
-                vb[k] += x;
-              }
+              for (int k = 0; k < P; ++k) fold_part<T, kMax, PL>(rp + k * PL, va[k], vb[k]);
             });
             std::memcpy(acc + w0, va, sizeof va);
             std::memcpy(bad + w0, vb, sizeof vb);
           }
-          if (w0 < width) {
-            const int64_t rest = width - w0;
-            for_each_row(L, row + w0, [&](const S* rp) {
-              for (int64_t w = 0; w < rest; ++w) {
-                const A x = load_cmp<T>(rp[w]);
-                acc[w0 + w] = kMax ? (x > acc[w0 + w] ? x : acc[w0 + w]) : (x < acc[w0 + w] ? x : acc[w0 + w]);
-                bad[w0 + w] += x;
-              }
-            });
-          }
+          if (w0 < width) for_each_row(L, row, [&](const S* rp) { fold_row(rp, 1, w0); });
         } else {
-          for_each_row(L, row, [&](const S* rp) { fold_row(rp, lane.in); });
+          for_each_row(L, row, [&](const S* rp) { fold_row(rp, lane.in, 0); });
         }
         for (int64_t w = 0; w < width; ++w) {
           if (bad[w] == bad[w]) continue;
