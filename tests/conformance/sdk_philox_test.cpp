@@ -1,6 +1,7 @@
 // The SDK's random-number specification (tessera/sdk/philox.hpp): Philox
-// known answers, the counter rule, the portable log and cos_2pi against the C
-// library (in ulps), and the statistics of the normal deviates they make.
+// known answers, the counter rule, the portable log, cos_2pi and sin_2pi
+// against the C library (in ulps), and the statistics of the normal deviates
+// they make.
 #include <gtest/gtest.h>
 #include <tessera/sdk/philox.hpp>
 
@@ -128,13 +129,19 @@ TEST(SdkPhilox, LogWithinOneUlp) {
   EXPECT_LE(worst_vs_libm, 2);
 }
 
-TEST(SdkPhilox, Cos2PiWithinTwoUlps) {
+TEST(SdkPhilox, Cos2PiAndSin2PiWithinTwoUlps) {
   EXPECT_EQ(ph::cos_2pi(0.0), 1.0);
   EXPECT_EQ(ph::cos_2pi(0.5), -1.0);
   EXPECT_EQ(ph::cos_2pi(0.25), 0.0);
   EXPECT_EQ(ph::cos_2pi(0.75), 0.0);
   EXPECT_EQ(ph::cos_2pi(0.125), ph::cos_2pi(-0.125));
   EXPECT_TRUE(std::isnan(ph::cos_2pi(std::numeric_limits<double>::infinity())));
+  EXPECT_EQ(ph::sin_2pi(0.0), 0.0);
+  EXPECT_EQ(ph::sin_2pi(0.25), 1.0);
+  EXPECT_EQ(ph::sin_2pi(0.5), 0.0);
+  EXPECT_EQ(ph::sin_2pi(0.75), -1.0);
+  EXPECT_EQ(ph::sin_2pi(0.125), -ph::sin_2pi(-0.125));
+  EXPECT_TRUE(std::isnan(ph::sin_2pi(std::numeric_limits<double>::quiet_NaN())));
 
   const long double kPi = 3.141592653589793238462643383279502884L;
   std::mt19937_64 rng(2);
@@ -143,15 +150,19 @@ TEST(SdkPhilox, Cos2PiWithinTwoUlps) {
     double u = u53(rng());
     // Near the quadrant edges, where the sin and cos polynomials hand over.
     if (i % 3 == 0) u = std::ldexp(static_cast<double>((rng() & 0xfffff) + (rng() & 3) * (uint64_t{1} << 51)), -53);
-    const double got = ph::cos_2pi(u);
-    // Reference: the same (exact) reduction, then the long double library.
+    // Reference: the same (exact) reduction, then the long double library;
+    // sin(2 pi u) = cos(pi/2 (q - 1 + r)).
     const long double t = 4.0L * u, q = std::nearbyint(t), x = kPi / 2 * (t - q);
-    const int quadrant = static_cast<int>(static_cast<int64_t>(q) & 3);
-    const long double ref =
-        quadrant == 0 ? std::cos(x) : quadrant == 1 ? -std::sin(x) : quadrant == 2 ? -std::cos(x) : std::sin(x);
-    const double err = ulp_error(got, ref);
-    if (err > worst) worst = err, worst_at = u;
-    worst_abs = std::max(worst_abs, std::fabs(got - std::cos(6.283185307179586 * u)));
+    for (int back = 0; back < 2; ++back) {
+      const double got = back == 0 ? ph::cos_2pi(u) : ph::sin_2pi(u);
+      const int quadrant = static_cast<int>((static_cast<int64_t>(q) - back) & 3);
+      const long double ref =
+          quadrant == 0 ? std::cos(x) : quadrant == 1 ? -std::sin(x) : quadrant == 2 ? -std::cos(x) : std::sin(x);
+      const double err = ulp_error(got, ref);
+      if (err > worst) worst = err, worst_at = u;
+      const double libm = back == 0 ? std::cos(6.283185307179586 * u) : std::sin(6.283185307179586 * u);
+      worst_abs = std::max(worst_abs, std::fabs(got - libm));
+    }
   }
   if (std::numeric_limits<long double>::digits > 53) {
     EXPECT_LE(worst, 2.5) << "at u = " << worst_at;
@@ -161,21 +172,36 @@ TEST(SdkPhilox, Cos2PiWithinTwoUlps) {
 
 TEST(SdkPhilox, NormalMomentsAndTheTextbookFormula) {
   const int n = 1000000;
-  double sum = 0, sum_sq = 0, max_diff = 0;
+  double sum = 0, sum_sq = 0, max_diff = 0, pair_products = 0, even = 0;
   for (int i = 0; i < n; ++i) {
-    const ph::Block b = ph::at(99, static_cast<uint64_t>(i));
-    const double z = ph::standard_normal(b);
+    const double z = ph::standard_normal(99, static_cast<uint64_t>(i));
     sum += z;
     sum_sq += z * z;
+    // Counters 2j and 2j + 1: Box-Muller's cos and sin of the block of 2j.
+    const ph::Block b = ph::at(99, static_cast<uint64_t>(i & ~1));
     const double u1 = 1.0 - ph::uniform_double(b.v[0], b.v[1]), u2 = ph::uniform_double(b.v[2], b.v[3]);
-    max_diff = std::max(max_diff, std::fabs(z - std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2)));
+    const double angle = 6.283185307179586 * u2;
+    const double textbook = std::sqrt(-2.0 * std::log(u1)) * (i % 2 == 0 ? std::cos(angle) : std::sin(angle));
+    max_diff = std::max(max_diff, std::fabs(z - textbook));
+    if (i % 2 == 0) {
+      even = z;
+    } else {
+      pair_products += even * z;
+    }
   }
   const double mean = sum / n, var = sum_sq / n - mean * mean;
   EXPECT_LT(std::fabs(mean), 5.0 / std::sqrt(static_cast<double>(n)));
   EXPECT_LT(std::fabs(var - 1.0), 0.01);
-  EXPECT_LT(max_diff, 1e-13);  // the libm formula, up to a few ulps of log and cos
-  EXPECT_EQ(ph::normal_value(ph::at(99, 0), 2.0, 0.0), 2.0);
-  EXPECT_EQ(ph::normal_value(ph::at(99, 0), 0.0, 1.0), ph::standard_normal(ph::at(99, 0)));
+  // The two normals of a block are independent: their correlation is ~0.
+  EXPECT_LT(std::fabs(pair_products / (n / 2)), 5.0 / std::sqrt(n / 2.0));
+  EXPECT_LT(max_diff, 1e-13);  // the libm formula, up to a few ulps of log, cos and sin
+  EXPECT_EQ(ph::normal_value(99, 0, 2.0, 0.0), 2.0);
+  EXPECT_EQ(ph::normal_value(99, 7, 0.0, 1.0), ph::standard_normal(99, 7));
+  // The last counter pairs with the one before it; counter 0 starts a pair.
+  const ph::Polar last = ph::box_muller_polar(ph::at(5, ~uint64_t{1}));
+  EXPECT_EQ(ph::standard_normal(5, ~uint64_t{0}), ph::mul_rn(last.radius, ph::sin_2pi(last.turn)));
+  const ph::Polar first = ph::box_muller_polar(ph::at(5, 0));
+  EXPECT_EQ(ph::standard_normal(5, 0), ph::mul_rn(first.radius, ph::cos_2pi(first.turn)));
 }
 
 }  // namespace

@@ -76,6 +76,40 @@ def test_normal_statistics(dtype):
     assert abs(y.mean() - 2) < 0.05 and abs(y.std() - 3) < 0.05
 
 
+def test_normal_pairs_are_independent():
+    # Counters 2j and 2j + 1 are Box-Muller's cosine and sine of one block:
+    # jointly a standard bivariate normal, so uncorrelated, with a squared
+    # radius x^2 + y^2 distributed as chi-square with 2 degrees of freedom
+    # (cdf 1 - exp(-r / 2)) and an angle uniform on (-pi, pi].
+    n = 200_000
+    x = values(tessera.randn(2 * n, generator=tessera.Generator(31), dtype=tessera.float64))
+    even, odd = x[0::2], x[1::2]
+    assert abs(np.mean(even * odd)) < 5 / math.sqrt(n)
+    assert abs(np.mean(x[1:-1:2] * x[2::2])) < 5 / math.sqrt(n)  # across neighbouring blocks
+    assert ks_statistic(even ** 2 + odd ** 2, lambda r: 1 - np.exp(-r / 2)) < ks_critical(n)
+    assert ks_statistic(np.arctan2(odd, even), lambda a: (a + np.pi) / (2 * np.pi)) < ks_critical(n)
+
+
+@pytest.mark.parametrize("offset", [0, 1, 2 ** 32 - 1])
+def test_normal_calls_continue_one_stream(offset):
+    # The value is a function of the counter: calls of odd lengths (starting
+    # mid-pair) continue each other exactly as one call, and a strided output
+    # gets the same row-major values as a dense one.
+    whole = tessera.Generator(4)
+    whole.set_offset(offset)
+    want = tessera.randn(1001, generator=whole, dtype=tessera.float64).tolist()
+    parts = tessera.Generator(4)
+    parts.set_offset(offset)
+    got = []
+    for length in (1, 3, 500, 497):
+        got += tessera.randn(length, generator=parts, dtype=tessera.float64).tolist()
+    assert got == want
+    g = tessera.Generator(4)
+    g.set_offset(offset)
+    t = tessera.empty(7, 143, dtype=tessera.float64).t().normal_(generator=g)
+    assert sum(t.tolist(), []) == want
+
+
 def test_randint_bernoulli_randperm_dropout():
     g = tessera.Generator(5)
     r = np.asarray(tessera.randint(-3, 7, (100_000,), generator=g).tolist())

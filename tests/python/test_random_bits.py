@@ -1,7 +1,7 @@
 """The random ops bit for bit: every op's output against an independent NumPy
 implementation of the spec (sdk/include/tessera/sdk/philox.hpp,
 docs/ops/random.md): Philox4x32-10, the counter rule and the per-element
-transforms, with Box-Muller's log and cos_2pi written out as philox.hpp does.
+transforms, with Box-Muller's log, cos_2pi and sin_2pi written out as philox.hpp does.
 NumPy's float64 ufuncs round every +, -, *, / and sqrt to nearest and never
 fuse a multiply with an add, so the reference is exact, not approximate.
 
@@ -44,12 +44,21 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
     return c0, c1, c2, c3
 
 
-def blocks(seed, offset, n):
-    """Words x0..x3 of elements 0..n-1 of a call with (seed, offset):
-    counter offset + i (wrapping), words (low, high, 0, 0), key (low, high)."""
-    counter = U64(offset) + np.arange(n, dtype=U64)  # uint64 arrays wrap
-    zero = np.zeros(n, dtype=U64)
+def counters(offset, n):
+    """The counters of elements 0..n-1 of a call at offset: offset + i, wrapping."""
+    return U64(offset) + np.arange(n, dtype=U64)  # uint64 arrays wrap
+
+
+def blocks_at(seed, counter):
+    """Words x0..x3 of the blocks of a uint64 array of counters: words (low,
+    high, 0, 0), key (low, high)."""
+    zero = np.zeros(counter.shape, dtype=U64)
     return philox4x32_10(counter & M32, counter >> U64(32), zero, zero, seed & 0xFFFFFFFF, seed >> 32)
+
+
+def blocks(seed, offset, n):
+    """Words x0..x3 of elements 0..n-1 of a call with (seed, offset)."""
+    return blocks_at(seed, counters(offset, n))
 
 
 def u64(lo, hi):
@@ -104,14 +113,15 @@ SIN = (6.0669357311061955e-12, -6.688035109811468e-10, 5.692172921967927e-08, -3
        0.00016044118478735983, -0.004681754135318688, 0.07969262624616705, -0.6459640975062463)
 
 
-def ref_cos_2pi(u):
-    """philox::cos_2pi for finite u, operation for operation."""
+def ref_cos_2pi(u, quarter_back=0):
+    """philox::cos_2pi for finite u, operation for operation; with
+    quarter_back=1, philox::sin_2pi (the quadrant one back)."""
     u = np.asarray(u, dtype=np.float64)
     t = u * 4.0
     k_round = 6755399441055744.0
     q = (t + k_round) - k_round
     r = t - q
-    quadrant = q.astype(np.int64) & 3
+    quadrant = (q.astype(np.int64) - quarter_back) & 3
     z = r * r
     c = np.full_like(z, COS[0])
     for coef in COS[1:]:
@@ -124,10 +134,15 @@ def ref_cos_2pi(u):
     return np.where((quadrant == 1) | (quadrant == 2), -p, p)
 
 
-def standard_normal(x0, x1, x2, x3):
+def standard_normal(seed, offset, n):
+    """Counters 2j and 2j + 1 share the block of 2j: its Box-Muller radius
+    times cos(2 pi u2) for the even counter, sin(2 pi u2) for the odd one."""
+    c = counters(offset, n)
+    x0, x1, x2, x3 = blocks_at(seed, c & ~U64(1))
     u1 = 1.0 - uniform_double(x0, x1)
     u2 = uniform_double(x2, x3)
-    return np.sqrt(-2.0 * ref_log(u1)) * ref_cos_2pi(u2)
+    radius = np.sqrt(-2.0 * ref_log(u1))
+    return np.where((c & U64(1)) == 1, radius * ref_cos_2pi(u2, quarter_back=1), radius * ref_cos_2pi(u2))
 
 
 def to_bf16_as_f32(f32):
@@ -180,7 +195,7 @@ def reference(case):
         if rng > 0:
             out = np.where(out.astype(np.float64) >= hi, round_to(np.full(n, lo), dtype), out)
     elif op == "normal":
-        out = round_to(case["a"] + case["b"] * standard_normal(x0, x1, x2, x3), dtype)
+        out = round_to(case["a"] + case["b"] * standard_normal(seed, offset, n), dtype)
     elif op == "random":
         lo, hi = case["a"], case["b"]
         # from + u64 % (to - from), in wrapping unsigned 64-bit arithmetic
@@ -369,6 +384,7 @@ def test_reference_log_and_cos_are_accurate():
     np.testing.assert_allclose(ref_log(x), np.log(x), rtol=3e-16, atol=1e-300)
     u = np.linspace(0.0, 1.0, 10001, endpoint=False)
     np.testing.assert_allclose(ref_cos_2pi(u), np.cos(2 * np.pi * u), rtol=0, atol=2e-15)
+    np.testing.assert_allclose(ref_cos_2pi(u, quarter_back=1), np.sin(2 * np.pi * u), rtol=0, atol=2e-15)
     assert ref_log(np.array([0.0]))[0] == -np.inf and ref_log(np.array([1.0]))[0] == 0.0
 
 

@@ -8,8 +8,8 @@
 // code), and the kernel files are compiled with -ffp-contract=off, so no
 // multiply and add below is ever fused into an FMA (the scalar SDK blocks that
 // with mul_rn's empty asm instead). The scalar code's branches (log's mantissa
-// reduction, cos_2pi's quadrant) become selects of the value the taken branch
-// computes; the special cases log and cos_2pi check for (NaN, 0, negative,
+// reduction, cos_2pi's and sin_2pi's quadrant) become selects of the value the
+// taken branch computes; the special cases log, cos_2pi and sin_2pi check for (NaN, 0, negative,
 // subnormal, infinite) cannot occur for the arguments Box-Muller gives them.
 // Used by random.cpp only; tests/python/test_random_bits.py checks every op
 // against an independent implementation of the spec.
@@ -110,8 +110,8 @@ struct Key {
   }
 };
 
-/// The blocks of the N * kLanes counters first, first + 1, ... (wrapping at
-/// 2^64): vector v, lane l holds counter first + v * kLanes + l. Only the low
+/// The blocks of the N * kLanes counters first, first + Stride, ... (wrapping
+/// at 2^64): vector v, lane l holds counter first + Stride * (v * kLanes + l). Only the low
 /// 32 bits of each lane are the word; the high bits are left-over garbage (the
 /// multiplies ignore them), cleared by the readers below. Each round runs on
 /// all N vectors before the next: independent chains side by side for the
@@ -121,7 +121,7 @@ struct Words {
   U x0[N], x1[N], x2[N], x3[N];
 };
 
-template <int N>
+template <int N, int Stride = 1>
 [[gnu::always_inline]] inline Words<N> generate(const Key& key, uint64_t first) {
   const U m0 = uvec(uint64_t{0xD2511F53u}), m1 = uvec(uint64_t{0xCD9E8D57u});
   Words<N> w;
@@ -129,7 +129,7 @@ template <int N>
   // Round 0 with counter words (lo, hi, 0, 0): the second product is 0. A
   // 64-bit lane holds the whole counter, so the low word's wrap carries.
   for (int v = 0; v < N; ++v) {
-    const U counter = key.lane + (first + static_cast<uint64_t>(v * kLanes));
+    const U counter = key.lane * uint64_t{Stride} + (first + static_cast<uint64_t>(Stride * v * kLanes));
     const U p0 = mul_32x32(counter, m0);
     c0[v] = (counter >> 32) ^ key.k0[0];
     c1[v] = U{};
@@ -253,56 +253,84 @@ template <int N>
   return dk * kLn2Hi + (f - (hfsq - tail));
 }
 
-/// philox::cos_2pi(n * 2^-53) for integers n in [0, 2^53). Both of the scalar
-/// code's polynomials have an initial coefficient, seven Horner steps and a
-/// last step a + b p (cos: 1 + z p; sin: r pi/2 + (r z) p), so one evaluation
-/// with the quadrant's coefficients selected per lane performs, in each lane,
-/// exactly the operations of the branch the scalar code takes.
+/// philox::cos_2pi and sin_2pi of n * 2^-53 for integers n in [0, 2^53): the
+/// scalar code's reduction, then both of detail::quarter_turns' polynomials
+/// for every lane (each the same operations in the same order as the scalar
+/// branch), each lane's cos and sin picking the one its quadrant takes.
 template <int N>
-[[gnu::always_inline]] inline Dx<N> cos_2pi_scaled(const Dx<N>& n) {
+struct CosSin {
+  Dx<N> cos, sin;
+};
+template <int N>
+[[gnu::always_inline]] inline CosSin<N> cos_sin_2pi_scaled(const Dx<N>& n) {
   const Dx<N> t = n * 0x1p-51;  // 4u, exact
   constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
   const Dx<N> tq = t + kRound;
   const Dx<N> r = t - (tq - kRound);
   const Dx<N> z = r * r;
-  // q (0..4) is the low bits of tq's mantissa: the scalar int64(q) & 3.
-  U quadrant[N];
-  I odd[N];  // sin(pi/2 r), else cos(pi/2 r)
+  Dx<N> c = each<N>([](int) { return dvec(6.565963114979473e-11); });
+  c = -6.386603083791852e-09 + z * c;
+  c = 4.710874778818172e-07 + z * c;
+  c = -2.5202042373060607e-05 + z * c;
+  c = 0.0009192602748394266 + z * c;
+  c = -0.02086348076335296 + z * c;
+  c = 0.25366950790104803 + z * c;
+  c = -1.2337005501361697 + z * c;
+  c = 1.0 + z * c;  // cos(pi/2 r)
+  Dx<N> s = each<N>([](int) { return dvec(6.0669357311061955e-12); });
+  s = -6.688035109811468e-10 + z * s;
+  s = 5.692172921967927e-08 + z * s;
+  s = -3.598843235212085e-06 + z * s;
+  s = 0.00016044118478735983 + z * s;
+  s = -0.004681754135318688 + z * s;
+  s = 0.07969262624616705 + z * s;
+  s = -0.6459640975062463 + z * s;
+  s = r * 1.5707963267948966 + (r * z) * s;  // sin(pi/2 r)
+  // q (0..4) is the low bits of tq's mantissa: the scalar int64(q) & 3. cos
+  // takes quadrant q, sin quadrant q - 1: an odd quadrant takes the sin
+  // polynomial; quadrants 1 and 2 negate (cos: bit 1 of q + 1, sin: bit 1 of q).
+  CosSin<N> out;
   for (int i = 0; i < N; ++i) {
-    quadrant[i] = as_bits(tq.v[i]) & 3u;
-    odd[i] = reinterpret_cast<I>(quadrant[i] & 1u) != 0;
+    const U q = as_bits(tq.v[i]) & 3u;
+    const I odd = reinterpret_cast<I>(q & 1u) != 0;
+    const D cos_p = odd ? s.v[i] : c.v[i], sin_p = odd ? c.v[i] : s.v[i];
+    out.cos.v[i] = reinterpret_cast<I>((q + 1u) & 2u) != 0 ? -cos_p : cos_p;
+    out.sin.v[i] = reinterpret_cast<I>(q & 2u) != 0 ? -sin_p : sin_p;
   }
-  const auto pick = [&](double cos_coef, double sin_coef) {
-    return each<N>([&](int i) { return odd[i] ? dvec(sin_coef) : dvec(cos_coef); });
-  };
-  Dx<N> p = pick(6.565963114979473e-11, 6.0669357311061955e-12);
-  p = pick(-6.386603083791852e-09, -6.688035109811468e-10) + z * p;
-  p = pick(4.710874778818172e-07, 5.692172921967927e-08) + z * p;
-  p = pick(-2.5202042373060607e-05, -3.598843235212085e-06) + z * p;
-  p = pick(0.0009192602748394266, 0.00016044118478735983) + z * p;
-  p = pick(-0.02086348076335296, -0.004681754135318688) + z * p;
-  p = pick(0.25366950790104803, 0.07969262624616705) + z * p;
-  p = pick(-1.2337005501361697, -0.6459640975062463) + z * p;
-  const Dx<N> r_half_pi = r * 1.5707963267948966, rz = r * z;
-  const Dx<N> a = each<N>([&](int i) { return odd[i] ? r_half_pi.v[i] : dvec(1.0); });
-  const Dx<N> b = each<N>([&](int i) { return odd[i] ? rz.v[i] : z.v[i]; });
-  p = a + b * p;
-  // Quadrants 1 and 2 negate: bit 1 of quadrant + 1.
-  return each<N>([&](int i) {
-    const I negate = reinterpret_cast<I>((quadrant[i] + 1u) & 2u) != 0;
-    return negate ? -p.v[i] : p.v[i];
-  });
+  return out;
 }
 
-/// philox::standard_normal of the N * kLanes blocks of w: u1 = 1 -
-/// uniform_double(x0, x1) is (2^53 - top53) * 2^-53, u2 = top53(x2, x3) *
-/// 2^-53, both exact.
+/// philox::standard_normal of the counters c and c + 1 for each of the N *
+/// kLanes blocks c (even) of w: radius * cos and radius * sin of
+/// box_muller_polar, where u1 = 1 - uniform_double(x0, x1) is (2^53 -
+/// top53) * 2^-53 and u2 = top53(x2, x3) * 2^-53, both exact.
 template <int N>
-[[gnu::always_inline]] inline Dx<N> standard_normal(const Words<N>& w) {
+[[gnu::always_inline]] inline CosSin<N> standard_normal_pairs(const Words<N>& w) {
   const Dx<N> m1 = each<N>([&](int i) { return 0x1p53 - top53(w.x0[i], w.x1[i]); });
   const Dx<N> n2 = each<N>([&](int i) { return top53(w.x2[i], w.x3[i]); });
-  const Dx<N> l = -2.0 * log_scaled(m1), c = cos_2pi_scaled(n2);
-  return each<N>([&](int i) { return sqrt(l.v[i]) * c.v[i]; });
+  const Dx<N> l = -2.0 * log_scaled(m1);
+  const CosSin<N> cs = cos_sin_2pi_scaled(n2);
+  CosSin<N> z;
+  for (int i = 0; i < N; ++i) {
+    const D radius = sqrt(l.v[i]);
+    z.cos.v[i] = radius * cs.cos.v[i];
+    z.sin.v[i] = radius * cs.sin.v[i];
+  }
+  return z;
+}
+
+/// The lanes of a and b interleaved: a0 b0 a1 b1 ..., the first kLanes of
+/// them (Half 0) or the last (Half 1).
+template <int Half>
+inline D interleave(D a, D b) {
+#if defined(__AVX512F__)
+  return Half == 0 ? __builtin_shuffle(a, b, I{0, 8, 1, 9, 2, 10, 3, 11})
+                   : __builtin_shuffle(a, b, I{4, 12, 5, 13, 6, 14, 7, 15});
+#elif defined(__AVX2__)
+  return Half == 0 ? __builtin_shuffle(a, b, I{0, 4, 1, 5}) : __builtin_shuffle(a, b, I{2, 6, 3, 7});
+#else
+  return Half == 0 ? __builtin_shuffle(a, b, I{0, 2}) : __builtin_shuffle(a, b, I{1, 3});
+#endif
 }
 
 /// Rounds each lane to float (nearest even, as static_cast<float>).

@@ -37,7 +37,7 @@ constexpr int kVecs = 4, kNormalVecs = 4;
 #else
 constexpr int kVecs = 2, kNormalVecs = 4;
 #endif
-constexpr int64_t kBatch = kVecs * kLanes, kNormalBatch = kNormalVecs * kLanes;
+constexpr int64_t kBatch = kVecs * kLanes, kNormalBatch = 2 * kNormalVecs * kLanes;  // normal_: two per block
 
 struct Stream {
   uint64_t seed;
@@ -54,10 +54,11 @@ Stream stream_args(const TsrKernelCall& call, size_t seed_index) {
 // counter delta), split across threads in contiguous ranges. With a `batch`
 // functor, dense operands go B elements at a time through batch(ptrs, i)
 // (elements i .. i + B - 1, each operand's from ptrs[n] on), and f takes the
-// rest of each range; strided operands take f throughout.
+// rest of each range; strided operands take f throughout. A batch starts only
+// where i + phase is a multiple of `align` (normal_'s pairs of counters).
 template <size_t N, int64_t B = 0, typename F, typename Batch = std::nullptr_t>
 void indexed_loop(const DLTensor& shape_of, const std::array<sdk::IterOperand, N>& ops, const F& f,
-                  const Batch& batch = nullptr) {
+                  const Batch& batch = nullptr, int64_t align = 1, int64_t phase = 0) {
   int64_t n_dense = 0;
   if (sdk::StridedIter<N>::dense(shape_of.ndim, shape_of.shape, ops, &n_dense)) {
     // Dense operands: element i sits at i * elem_size.
@@ -65,6 +66,10 @@ void indexed_loop(const DLTensor& shape_of, const std::array<sdk::IterOperand, N
       char* q[N];
       int64_t i = begin;
       if constexpr (B > 0) {
+        for (; i < end && (i + phase) % align != 0; ++i) {
+          for (size_t n = 0; n < N; ++n) q[n] = ops[n].data + i * ops[n].elem_size;
+          f(q, i);
+        }
         for (; end - i >= B; i += B) {
           for (size_t n = 0; n < N; ++n) q[n] = ops[n].data + i * ops[n].elem_size;
           batch(q, i);
@@ -202,14 +207,24 @@ void normal_kernel(const TsrKernelCall& call) {
       const pb::Key key(st.seed);
       const auto one = [&](char** p, int64_t i) {
         // Box-Muller in the SDK's portable double arithmetic (bit-exact across devices).
-        *reinterpret_cast<T*>(p[0]) = T(philox::normal_value(st.at(i), mean, std_));
+        *reinterpret_cast<T*>(p[0]) = T(philox::normal_value(st.seed, st.counter(i), mean, std_));
       };
+      // From an even counter c: the blocks c, c + 2, ..., each giving the
+      // normals of its counter and the next.
       const auto batch = [&](char** p, int64_t i) {
-        const pb::Dx<kNormalVecs> z = pb::standard_normal(pb::generate<kNormalVecs>(key, st.counter(i)));
-        // philox::normal_value (-ffp-contract=off: never an FMA)
-        store_batch<T, kNormalVecs>(p[0], [&](int v) { return mean + std_ * z.v[v]; });
+        const pb::CosSin<kNormalVecs> z =
+            pb::standard_normal_pairs(pb::generate<kNormalVecs, 2>(key, st.counter(i)));
+        pb::D values[2 * kNormalVecs];
+        for (int v = 0; v < kNormalVecs; ++v) {
+          // philox::normal_value (-ffp-contract=off: never an FMA)
+          const pb::D even = mean + std_ * z.cos.v[v], odd = mean + std_ * z.sin.v[v];
+          values[2 * v] = pb::interleave<0>(even, odd);
+          values[2 * v + 1] = pb::interleave<1>(even, odd);
+        }
+        store_batch<T, 2 * kNormalVecs>(p[0], [&](int v) { return values[v]; });
       };
-      indexed_loop<1, kNormalBatch>(out, {sdk::IterOperand::of(out)}, one, batch);
+      indexed_loop<1, kNormalBatch>(out, {sdk::IterOperand::of(out)}, one, batch, 2,
+                                    static_cast<int64_t>(st.offset & 1));
     }
   });
 }

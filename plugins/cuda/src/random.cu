@@ -17,6 +17,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace tessera::cuda {
 namespace {
@@ -94,14 +95,20 @@ Indexer<N> make_indexer(const DLTensor& shape_of, const std::array<const DLTenso
 }
 
 /// Runs op(block, q) for every element i < n, q the operands' addresses of
-/// element i, block the Philox block of counter (offset + i).
+/// element i, block the Philox block of counter (offset + i); or op(seed,
+/// counter, q) for an op that picks its block itself (normal_'s pairs).
 template <int N, typename Op>
 __global__ void random_kernel(Indexer<N> ix, int64_t n, uint64_t seed, uint64_t offset, Op op) {
   const int64_t step = static_cast<int64_t>(blockDim.x) * gridDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
     char* q[N];
     ix.locate(i, q);
-    op(philox::at(seed, offset + static_cast<uint64_t>(i)), q);
+    const uint64_t counter = offset + static_cast<uint64_t>(i);
+    if constexpr (std::is_invocable_v<const Op&, uint64_t, uint64_t, char**>) {
+      op(seed, counter, q);
+    } else {
+      op(philox::at(seed, counter), q);
+    }
   }
 }
 
@@ -152,11 +159,13 @@ struct UniformOp {
   }
 };
 
+// Counters 2j and 2j + 1 share a block (philox::standard_normal); each
+// thread computes its own element's pair, as the cpu plugin's scalar path.
 template <typename T>
 struct NormalOp {
   double mean, std;
-  __device__ void operator()(const philox::Block& b, char** q) const {
-    at_ptr<T>(q[0]) = convert<T>(philox::normal_value(b, mean, std));
+  __device__ void operator()(uint64_t seed, uint64_t counter, char** q) const {
+    at_ptr<T>(q[0]) = convert<T>(philox::normal_value(seed, counter, mean, std));
   }
 };
 

@@ -17,10 +17,13 @@
 //              bfloat16 and float32, u = uniform_double(x0, x1) for float64
 //              (uniform_value); then rounded to the dtype, and replaced by from
 //              if the rounding reached `to` (a half-open interval).
-//   normal_    mean + std * z, z = sqrt(-2 log u1) cos(2 pi u2), u1 = 1 -
-//              uniform_double(x0, x1), u2 = uniform_double(x2, x3)
-//              (normal_value), in double with the portable log and cos_2pi
-//              below, then rounded to the dtype.
+//   normal_    mean + std * z, in double, then rounded to the dtype. The
+//              exception to one block per element: counters 2j and 2j + 1
+//              share the block of 2j, Box-Muller's two normals: z =
+//              sqrt(-2 log u1) cos(2 pi u2) for 2j and sqrt(-2 log u1)
+//              sin(2 pi u2) for 2j + 1, u1 = 1 - uniform_double(x0, x1), u2 =
+//              uniform_double(x2, x3) (normal_value), with the portable log,
+//              cos_2pi and sin_2pi below.
 //   random_    from + u64(x0, x1) mod (to - from), with wrapping 64-bit
 //              arithmetic (random_int), then converted to the dtype.
 //   bernoulli_ uniform_double(x0, x1) < p (bernoulli); dropout drops an
@@ -35,9 +38,9 @@
 // Exactness. Everything above is integer arithmetic or IEEE-754 double
 // operations that are correctly rounded on every conforming machine (+, -, *,
 // /, sqrt), written so that no compiler may fuse a multiply and an add into an
-// FMA (mul_rn / add_rn). The log and cos of Box-Muller are computed here from
-// those operations (no libm, no CUDA math library), so normal_ too is
-// bitwise equal on host and device. Do not compile users of this header with
+// FMA (mul_rn / add_rn). The log, cos and sin of Box-Muller are computed
+// here from those operations (no libm, no CUDA math library), so normal_ too
+// is bitwise equal on host and device. Do not compile users of this header with
 // -ffast-math (it is refused below) or with x87 excess precision.
 #pragma once
 
@@ -225,7 +228,7 @@ TSR_SDK_HOST_DEVICE inline double uniform_double(uint32_t lo, uint32_t hi) {
 }
 
 // ---------------------------------------------------------------------------
-// Portable log and cos(2 pi u)
+// Portable log, cos(2 pi u) and sin(2 pi u)
 // ---------------------------------------------------------------------------
 
 /// The natural logarithm of x, within 1 ulp of the exact value (the SDK test
@@ -282,22 +285,11 @@ TSR_SDK_HOST_DEVICE inline double log(double x) {
   return add_rn(mul_rn(dk, kLn2Hi), sub_rn(f, sub_rn(hfsq, tail)));
 }
 
-/// cos(2 pi u) for finite u with |u| < 2^49, within about 1 ulp (the SDK test
-/// bounds it). The reduction is exact: t = 4u = q + r with q the nearest
-/// integer and |r| <= 1/2, then cos(2 pi u) = cos(pi/2 (q + r)) is +-cos or
-/// +-sin of x = pi/2 r, |x| <= pi/4, by q mod 4; both are Taylor polynomials
-/// in r (through r^16 and r^17) with the coefficients (pi/2)^n / n!.
-/// Built from mul_rn/add_rn/sub_rn only: the same bits on every IEEE-754
-/// machine. Non-finite u gives NaN.
-TSR_SDK_HOST_DEVICE inline double cos_2pi(double u) {
-  if (!(sub_rn(u, u) == 0.0)) return detail::from_bits(0x7ff8000000000000ull);  // inf or NaN
-  const double t = mul_rn(u, 4.0);
-  // Round to the nearest integer: adding 1.5 * 2^52 leaves no fraction bits.
-  constexpr double kRound = 6755399441055744.0;
-  const double q = sub_rn(add_rn(t, kRound), kRound);
-  const double r = sub_rn(t, q);
-  const int64_t quadrant = static_cast<int64_t>(q) & 3;
-  const double z = mul_rn(r, r);
+namespace detail {
+/// cos(pi/2 (q + r)) for q = quadrant in 0..3 and |r| <= 1/2, z = r * r:
+/// +-cos or +-sin of x = pi/2 r, |x| <= pi/4, both Taylor polynomials in r
+/// (through r^16 and r^17) with the coefficients (pi/2)^n / n!.
+TSR_SDK_HOST_DEVICE inline double quarter_turns(int64_t quadrant, double r, double z) {
   double p;
   if (quadrant == 0 || quadrant == 2) {  // cos(pi/2 r)
     p = 6.565963114979473e-11;
@@ -325,6 +317,41 @@ TSR_SDK_HOST_DEVICE inline double cos_2pi(double u) {
   return (quadrant == 1 || quadrant == 2) ? -p : p;
 }
 
+/// The exact reduction of 2 pi u to quarter turns: t = 4u = q + r with q the
+/// nearest integer and |r| <= 1/2. Returns q mod 4 and sets r.
+TSR_SDK_HOST_DEVICE inline int64_t reduce_turns(double u, double& r) {
+  const double t = mul_rn(u, 4.0);
+  // Round to the nearest integer: adding 1.5 * 2^52 leaves no fraction bits.
+  constexpr double kRound = 6755399441055744.0;
+  const double q = sub_rn(add_rn(t, kRound), kRound);
+  r = sub_rn(t, q);
+  return static_cast<int64_t>(q) & 3;
+}
+}  // namespace detail
+
+/// cos(2 pi u) for finite u with |u| < 2^49, within about 1 ulp (the SDK test
+/// bounds it). The reduction is exact: t = 4u = q + r with q the nearest
+/// integer and |r| <= 1/2, then cos(2 pi u) = cos(pi/2 (q + r)) is +-cos or
+/// +-sin of x = pi/2 r, |x| <= pi/4, by q mod 4 (detail::quarter_turns).
+/// Built from mul_rn/add_rn/sub_rn only: the same bits on every IEEE-754
+/// machine. Non-finite u gives NaN.
+TSR_SDK_HOST_DEVICE inline double cos_2pi(double u) {
+  if (!(sub_rn(u, u) == 0.0)) return detail::from_bits(0x7ff8000000000000ull);  // inf or NaN
+  double r;
+  const int64_t quadrant = detail::reduce_turns(u, r);
+  return detail::quarter_turns(quadrant, r, mul_rn(r, r));
+}
+
+/// sin(2 pi u) for finite u with |u| < 2^49, within about 1 ulp: cos(pi/2 (q -
+/// 1 + r)) with cos_2pi's q and r, the same polynomials one quadrant back
+/// (exact). Non-finite u gives NaN.
+TSR_SDK_HOST_DEVICE inline double sin_2pi(double u) {
+  if (!(sub_rn(u, u) == 0.0)) return detail::from_bits(0x7ff8000000000000ull);  // inf or NaN
+  double r;
+  const int64_t quadrant = detail::reduce_turns(u, r);
+  return detail::quarter_turns((quadrant + 3) & 3, r, mul_rn(r, r));
+}
+
 // ---------------------------------------------------------------------------
 // The per-element transforms of the random ops
 // ---------------------------------------------------------------------------
@@ -338,18 +365,30 @@ TSR_SDK_HOST_DEVICE inline double uniform_value(const Block& b, bool float64, do
   return add_rn(from, mul_rn(range, u));
 }
 
-/// A standard normal deviate by Box-Muller from one block: sqrt(-2 log u1) *
-/// cos(2 pi u2), u1 = 1 - uniform_double(x0, x1) in (0, 1] (the log is
-/// finite), u2 = uniform_double(x2, x3). |z| <= about 8.57.
-TSR_SDK_HOST_DEVICE inline double standard_normal(const Block& b) {
+/// Box-Muller's radius sqrt(-2 log u1), u1 = 1 - uniform_double(x0, x1) in
+/// (0, 1] (the log is finite), and angle u2 = uniform_double(x2, x3) of block b.
+struct Polar {
+  double radius, turn;
+};
+TSR_SDK_HOST_DEVICE inline Polar box_muller_polar(const Block& b) {
   const double u1 = sub_rn(1.0, uniform_double(b.v[0], b.v[1]));
-  const double u2 = uniform_double(b.v[2], b.v[3]);
-  return mul_rn(sqrt_rn(mul_rn(-2.0, philox::log(u1))), cos_2pi(u2));
+  return Polar{sqrt_rn(mul_rn(-2.0, philox::log(u1))), uniform_double(b.v[2], b.v[3])};
 }
 
-/// normal_: mean + std * standard_normal(b), as a double before rounding to the dtype.
-TSR_SDK_HOST_DEVICE inline double normal_value(const Block& b, double mean, double std) {
-  return add_rn(mean, mul_rn(std, standard_normal(b)));
+/// The standard normal deviate of counter `counter`: Box-Muller gives two
+/// independent normals per block, so an even counter c and c + 1 share the
+/// block at(seed, c): radius * cos(2 pi u2) for c, radius * sin(2 pi u2) for c
+/// + 1. A function of the counter alone, so calls still continue each other's
+/// stream whatever their lengths and offsets. |z| <= about 8.57.
+TSR_SDK_HOST_DEVICE inline double standard_normal(uint64_t seed, uint64_t counter) {
+  const Polar p = box_muller_polar(at(seed, counter & ~uint64_t{1}));
+  return mul_rn(p.radius, (counter & 1) ? sin_2pi(p.turn) : cos_2pi(p.turn));
+}
+
+/// normal_: mean + std * standard_normal(seed, counter), as a double before
+/// rounding to the dtype.
+TSR_SDK_HOST_DEVICE inline double normal_value(uint64_t seed, uint64_t counter, double mean, double std) {
+  return add_rn(mean, mul_rn(std, standard_normal(seed, counter)));
 }
 
 /// random_: from + u64(x0, x1) mod range, range = to - from as unsigned (>= 1;
