@@ -5,6 +5,7 @@
 // requiring grad.
 #include <tessera/autograd.h>
 #include <tessera/autograd/gradcheck.h>
+#include <tessera/ops/call.h>
 #include <tessera/tessera.h>
 
 #include <gtest/gtest.h>
@@ -244,6 +245,18 @@ TEST(GradIndexing, ScatterAddWithRepeatedIndices) {
   Tensor i = tensor({2, 0, 2, 2, 2, 1, 2, 0, 0, 0, 1, 0}).view({3, 4});
   gradgradcheck([i](const VL& in) { return in[0].scatter_add(0, i, in[1]); }, {self, src});
   gradcheck([i](const VL& in) { return (in[0] * 1).scatter_add_(0, i, in[1] * in[1]); }, {self, src});
+}
+
+TEST(GradIndexing, TheScatterKernelOpDirectly) {
+  // _scatter, the kernel op behind the functional forms, called by name.
+  Tensor self = leaf({3, 4}, 1), src = leaf({4, 4}, 2);
+  Tensor rep = tensor({2, 0, 2, 2, 2, 1, 2, 0, 0, 0, 1, 0}).view({3, 4});
+  Tensor distinct = tensor({2, 0, 1, 1, 1, 2, 0, 2}).view({2, 4});
+  gradgradcheck([rep](const VL& in) { return ops::call("_scatter", {in[0], int64_t{0}, rep, in[1], true})[0]; },
+                {self, src});
+  gradgradcheck(
+      [distinct](const VL& in) { return ops::call("_scatter", {in[0], int64_t{0}, distinct, in[1], false})[0]; },
+      {self, src});
 }
 
 TEST(GradIndexing, IndexAdd) {

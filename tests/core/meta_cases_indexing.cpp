@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "meta_cases.h"
+#include <tessera/ops/call.h>
 
 namespace tessera::meta_cases {
 
@@ -37,6 +38,12 @@ void add_indexing_cases(CaseMap& c) {
     a.index_add_(1, idx({2}, d, kInt), ones({3, 2}, on(d)), 2.0);
     return std::vector<Tensor>{a};
   }};
+  c["_scatter"] = {[](Device d) {
+                      return ops::call("_scatter", {ones({3, 4}, on(d)), int64_t{0}, idx({2, 4}, d), ones({2, 5}, on(d)), true});
+                    },
+                    [](Device d) {
+                      return ops::call("_scatter", {ones({4}, on(d, kByte)), int64_t{-1}, idx({2}, d), ones({3}, on(d, kByte)), false});
+                    }};
   c["scatter"] = {[](Device d) { return std::vector<Tensor>{scatter(ones({3, 4}, on(d)), 0, idx({2, 4}, d), ones({2, 4}, on(d)))}; }};
   c["scatter.value"] = {[](Device d) { return std::vector<Tensor>{scatter(ones({3, 4}, on(d, kByte)), 1, idx({1, 1}, d), 2)}; }};
   c["scatter_add"] = {[](Device d) { return std::vector<Tensor>{scatter_add(ones({3}, on(d)), 0, idx({6}, d), ones({6}, on(d)))}; }};

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 #include <tessera/tessera.h>
 
+#include "kernel_log.h"
+
 #include <string>
 #include <vector>
 
@@ -55,6 +57,48 @@ TEST(Indexing, ScatterAddAccumulatesDuplicates) {
   EXPECT_EQ(out.to_vector<double>(), (std::vector<double>{double(n), 0, 0, 0}));
   EXPECT_EQ(scatter_add(zeros({2}, kLong), 0, longs({1, 1, 0}), longs({5, 6, 7})).to_vector<int64_t>(),
             (std::vector<int64_t>{7, 11}));
+}
+
+TEST(Indexing, FunctionalScatterRunsOneKernelIntoANewTensor) {
+  // scatter / scatter_add run one _scatter call on cpu (no clone + in-place
+  // op); _scatter's errors are reported under the public op's name.
+  const Tensor a = arange(12, kDouble).view({3, 4});
+  const Tensor i = longs({3, 3, 0, 1, 2, 2, 2, 2, 0, 1, 2, 3}).view({3, 4});
+  const Tensor src = arange(12, kDouble).view({3, 4}) * 10;
+  Tensor got;
+  tsrtest::Names ran = tsrtest::kernels_of([&] { got = scatter_add(a, 1, i, src); });
+  EXPECT_EQ(ran, (tsrtest::Names{"_scatter"}));
+  // Row 0: 0 1 2 3 + 10*(2 at col 0), 0+10 at col 3 twice; by hand:
+  EXPECT_EQ(got.to_vector<double>(), (std::vector<double>{20, 31, 2, 13, 4, 5, 6 + 40 + 50 + 60 + 70, 7,
+                                                          8 + 80, 9 + 90, 10 + 100, 11 + 110}));
+  EXPECT_EQ(a.to_vector<double>(), arange(12, kDouble).to_vector<double>());
+  const Tensor perm = longs({1, 0, 3, 2, 0, 1, 2, 3, 3, 2, 1, 0}).view({3, 4});
+  ran = tsrtest::kernels_of([&] { got = scatter(a, 1, perm, src); });
+  EXPECT_EQ(ran, (tsrtest::Names{"_scatter"}));
+  EXPECT_EQ(got.to_vector<double>(),
+            (std::vector<double>{10, 0, 30, 20, 40, 50, 60, 70, 110, 100, 90, 80}));
+  const std::string what = error_of<IndexError>([&] { (void)scatter_add(a, 1, longs({0, 4}).view({1, 2}), src); });
+  EXPECT_EQ(what.rfind("scatter_add: ", 0), 0u) << what;
+  EXPECT_NE(what.find("index 4 is out of bounds for dimension 1 with size 4"), std::string::npos) << what;
+  EXPECT_THROW((void)scatter(a, 1, perm, src.to(kFloat)), TypeError);
+}
+
+TEST(Indexing, FunctionalScatterAddWithoutTheKernelOpClonesThenScatters) {
+  // A device without _scatter (a plugin built before catalogue 6) runs
+  // scatter_add as clone (copy_) + its scatter_add_.
+  (void)Device("cpu");
+  load_plugin(TSRTEST_CLAMPLESS);
+  const Device dev("clampless");
+  const Tensor a = arange(12, kFloat).view({3, 4});
+  const Tensor i = longs({3, 3, 0, 1, 2, 2, 2, 2, 0, 1, 2, 3}).view({3, 4});
+  const Tensor src = arange(12, kFloat).view({3, 4}) * 10;
+  const Tensor ad = a.to(dev), id = i.to(dev), sd = src.to(dev);
+  Tensor got;
+  const tsrtest::Names ran = tsrtest::kernels_of([&] { got = scatter_add(ad, 1, id, sd); });
+  EXPECT_EQ(ran, (tsrtest::Names{"copy_", "scatter_add_"}));
+  EXPECT_EQ(got.device(), dev);
+  EXPECT_TRUE(equal(got.to(Device("cpu")), scatter_add(a, 1, i, src)));
+  EXPECT_TRUE(equal(ad.to(Device("cpu")), a));  // self untouched
 }
 
 TEST(Indexing, IndexAddWithAlpha) {

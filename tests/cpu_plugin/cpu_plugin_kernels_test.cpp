@@ -611,7 +611,7 @@ const std::map<std::string, uint64_t>& expected_kernels() {
       {"avg_pool2d", kFloats},
       // indexing and random families
       {"gather", kAll}, {"index_select", kAll}, {"scatter_", kAll}, {"scatter_.value", kAll},
-      {"scatter_add_", kAll}, {"index_add_", kAll}, {"take", kAll}, {"masked_fill", kAll},
+      {"scatter_add_", kAll}, {"index_add_", kAll}, {"_scatter", kAll}, {"take", kAll}, {"masked_fill", kAll},
       {"masked_select", kAll}, {"uniform_", kFloats}, {"normal_", kFloats}, {"random_", kAll},
       {"bernoulli_.float", kAll}, {"bernoulli_.Tensor", kAll}, {"randperm", kInts | kFloats},
       {"dropout", kFloats},

@@ -277,6 +277,97 @@ def test_scatter_add_duplicates_with_threads():
         check(got, want, np.int64)
 
 
+def np_scatter_along(a, dim, index, src, add):
+    """scatter (add: scatter_add) into a copy of a, with NumPy's indexing: the
+    updates in index order (np.add.at accumulates duplicates in order)."""
+    out = a.copy()
+    pos = list(np.indices(index.shape, sparse=True))
+    pos[dim] = index
+    if add:
+        if out.dtype == np.bool_:
+            hits = np.zeros(out.shape, np.int64)
+            np.add.at(hits, tuple(pos), src.astype(np.int64))
+            return out | (hits > 0)
+        with np.errstate(over="ignore"):
+            np.add.at(out, tuple(pos), src)
+    else:
+        out[tuple(pos)] = src
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int8, np.uint8, np.bool_])
+@pytest.mark.parametrize("layout", ["dense", "strided_self", "transposed_self", "fewer_rows", "strided_index", "dim0"])
+@pytest.mark.parametrize("op", ["scatter", "scatter_add"])
+def test_functional_scatter_writes_a_new_tensor(dtype, layout, op):
+    # The functional forms run one _scatter kernel: where index covers every
+    # row of self along its innermost dim, each row is copied and updated in
+    # one pass (indices checked per row); other layouts copy self whole first.
+    # Small integers: every sum is exact in every dtype, so the result must
+    # equal NumPy's bit for bit, duplicates accumulated in index order.
+    rng = np.random.default_rng(3)
+    rows, cols = 300, 257
+    a = rng.integers(-3, 4, (rows, cols)).astype(dtype)
+    dim = 1
+    n_along = 400 if op == "scatter_add" else cols  # scatter: a permutation per row (no duplicates)
+    if op == "scatter_add":
+        index = rng.integers(0, cols, (rows, n_along))
+    else:
+        index = rng.permuted(np.tile(np.arange(cols), (rows, 1)), axis=1)
+    src = rng.integers(-3, 4, index.shape).astype(dtype)
+    t_self, t_index, t_src = to_t(a), idx_t(index), to_t(src)
+    if layout == "transposed_self":
+        t_self = to_t(np.ascontiguousarray(a.T)).transpose(0, 1)
+    elif layout == "strided_self":  # every other column of a wider tensor
+        wide = np.zeros((rows, 2 * cols), dtype)
+        wide[:, ::2] = a
+        t_self = to_t(wide)[:, ::2]
+    elif layout == "fewer_rows":
+        index, src = index[: rows // 2], src[: rows // 2]
+        t_index, t_src = idx_t(index), to_t(src)
+    elif layout == "strided_index":
+        wide = np.zeros((rows, 2 * index.shape[1]), np.int64)
+        wide[:, ::2] = index
+        wide_src = np.zeros((rows, 2 * index.shape[1]), dtype)
+        wide_src[:, 1::2] = src
+        t_index, t_src = idx_t(wide)[:, ::2], to_t(wide_src)[:, 1::2]
+    elif layout == "dim0":  # lines down the columns: the whole copy, then tiles of rows
+        dim = 0
+        if op == "scatter_add":
+            index = rng.integers(0, rows, (450, cols))
+        else:
+            index = rng.permuted(np.tile(np.arange(rows), (cols, 1)), axis=1).T.copy()
+        src = rng.integers(-3, 4, index.shape).astype(dtype)
+        t_index, t_src = idx_t(index), to_t(src)
+    before = np.asarray(t_self.tolist()).copy()
+    fn = tessera.scatter_add if op == "scatter_add" else tessera.scatter
+    got = fn(t_self, dim, t_index, t_src)
+    want = np_scatter_along(a, dim, index, src, op == "scatter_add")
+    assert got.dtype == t_self.dtype and got.shape == t_self.shape
+    assert np.asarray(got.tolist(), dtype=want.dtype).tolist() == want.tolist()
+    assert np.asarray(t_self.tolist()).tolist() == before.tolist()  # self untouched
+
+
+@pytest.mark.parametrize("op", ["scatter", "scatter_add"])
+@pytest.mark.parametrize("bad", [-1, 257, 2**62])
+def test_functional_scatter_finds_a_bad_index_anywhere(op, bad):
+    # _scatter checks each row's indices as it reaches the row: a bad value at
+    # the first, a middle or the last position of any row raises, naming the
+    # public op and the value, and self is never written.
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((300, 257)).astype(np.float32)
+    src = rng.standard_normal((300, 257)).astype(np.float32)
+    good = rng.integers(0, 257, (300, 257))
+    fn = tessera.scatter_add if op == "scatter_add" else tessera.scatter
+    for dim, pos in [(1, (0, 0)), (1, (0, 256)), (1, (150, 17)), (1, (299, 256)), (0, (0, 0)), (0, (299, 100))]:
+        index = good.copy() if dim == 1 else good % 300
+        index[pos] = bad if dim == 1 or bad != 257 else 300
+        t_self = to_t(a.copy())
+        value = index[pos]
+        with pytest.raises(IndexError, match=rf"{op}\b.*index {value} is out of bounds for dimension {dim}"):
+            fn(t_self, dim, idx_t(index), to_t(src))
+        assert np.asarray(t_self.tolist()).tolist() == a.tolist()
+
+
 def test_errors():
     a = tessera.zeros(3, 2)
     with pytest.raises(IndexError, match=r"index_select.*index 5 is out of bounds for dimension 0 with size 3"):

@@ -162,6 +162,38 @@ void add_indexing_samples() {
     }
     return out;
   }, 8.0);
+  // _scatter(self, dim, index, src, add): scatter_ (distinct targets) and
+  // scatter_add_ (repeated ones) into a new tensor; rows covered whole (the
+  // cpu plugin's one-pass path) and not, a transposed self.
+  register_samples("_scatter", [](const SampleContext& ctx) {
+    std::vector<Sample> out;
+    auto& rng = ctx.rng;
+    const Domain d = is_floating_type(ctx.dtype) ? Domain::Finite : Domain::Small;
+    for (int64_t dim : {0, 1}) {
+      out.push_back(make_sample("[5, 6] dim " + std::to_string(dim) + ", index [3, 4], add=false",
+                                {SampleArg::tensor(contiguous(random_tensor(rng, {5, 6}, ctx.dtype, d))),
+                                 SampleArg::integer(dim),
+                                 SampleArg::tensor(index_input(distinct_index(rng, {3, 4}, dim, dim == 0 ? 5 : 6))),
+                                 SampleArg::tensor(contiguous(random_tensor(rng, {4, 5}, ctx.dtype, d))),
+                                 SampleArg::boolean(false)}));
+      out.push_back(make_sample("[5, 6] dim " + std::to_string(dim) + ", repeated targets, add=true",
+                                {SampleArg::tensor(contiguous(random_tensor(rng, {5, 6}, ctx.dtype, d))),
+                                 SampleArg::integer(dim), SampleArg::tensor(index_input(random_index(rng, {4, 4}, 0, 5))),
+                                 SampleArg::tensor(contiguous(random_tensor(rng, {4, 5}, ctx.dtype, d))),
+                                 SampleArg::boolean(true)}));
+    }
+    out.push_back(make_sample("[37, 70] dim 1, every row, index [37, 90], add=true",
+                              {SampleArg::tensor(contiguous(random_tensor(rng, {37, 70}, ctx.dtype, d))),
+                               SampleArg::integer(1), SampleArg::tensor(index_input(random_index(rng, {37, 90}, 0, 70))),
+                               SampleArg::tensor(contiguous(random_tensor(rng, {37, 90}, ctx.dtype, d))),
+                               SampleArg::boolean(true)}));
+    out.push_back(make_sample("transposed self, add=false",
+                              {SampleArg::tensor(transposed(rng, {5, 6}, ctx.dtype, Domain::Any)), SampleArg::integer(1),
+                               SampleArg::tensor(index_input(distinct_index(rng, {5, 3}, 1, 6))),
+                               SampleArg::tensor(contiguous(random_tensor(rng, {5, 3}, ctx.dtype))),
+                               SampleArg::boolean(false)}));
+    return out;
+  }, 8.0);
   register_samples("index_add_", [](const SampleContext& ctx) {
     std::vector<Sample> out;
     auto& rng = ctx.rng;

@@ -111,6 +111,11 @@ void define_indexing_derivatives() {
     define_derivative(op, {{0, 3}, {2}, {}, [](C& c) -> variable_list {
                         return {c.grad(), c.needs_grad(1) ? src_grad(c) : none()};
                       }});
+  // _scatter(self, dim, index, src, add): scatter's or scatter_add's.
+  define_derivative("_scatter", {{0, 3}, {2}, {}, [](C& c) -> variable_list {
+                      const Tensor self_grad = c.bool_arg(4) ? c.grad() : c.grad().scatter(c.int_arg(1), c.saved(2), 0.0);
+                      return {c.needs_grad(0) ? self_grad : none(), c.needs_grad(1) ? src_grad(c) : none()};
+                    }});
   for (const char* op : {"index_add", "index_add_"})
     define_derivative(op, {{0, 3}, {2}, {}, [](C& c) -> variable_list {
                         if (!c.needs_grad(1)) return {c.grad(), none()};

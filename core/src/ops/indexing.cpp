@@ -1,8 +1,10 @@
 // Indexing ops. Kernel-backed (structured): index_select, gather, scatter_,
 // scatter_.value, scatter_add_, index_add_, take, masked_fill (+ masked_fill_),
 // masked_select and nonzero (data-dependent shapes, sized through
-// allocate_output). Composites: the functional scatter / scatter_add /
-// index_add (clone, then the in-place op), masked_fill with a 0-d tensor value,
+// allocate_output), _scatter (the functional scatter / scatter_add into a new
+// tensor). Composites: scatter and scatter_add (one _scatter call where the
+// device has it, else clone and the in-place op), scatter.value and index_add
+// (clone, then the in-place op), masked_fill with a 0-d tensor value,
 // embedding and one_hot.
 //
 // index_select and index_add_ reuse the gather / scatter_add kernels: the rule
@@ -107,12 +109,9 @@ void take_meta(StructuredCall& c) {
 
 // --- scatter_, scatter_.value, scatter_add_, index_add_ ---
 
-template <bool ValueForm>
-void scatter_meta(StructuredCall& c) {
-  const Tensor& self = c.tensor_arg(0);
-  const Tensor& index = c.tensor_arg(2);
-  check_writable(c.op(), self);
-  c.device = ValueForm ? common_device(c, {0, 2}) : common_device(c, {0, 2, 3});
+// scatter's checks of index against self: as many dims, index within self
+// outside `dim`. Returns dim, wrapped.
+int64_t checked_scatter_dim(const StructuredCall& c, const Tensor& self, const Tensor& index) {
   check_index_dtype(c, index, false);
   TSR_CHECK(dims_of(self) == dims_of(index), ValueError, c.op().name(),
             ": index must have as many dims as self, got shapes ", self.sizes(), " and ", index.sizes());
@@ -121,6 +120,31 @@ void scatter_meta(StructuredCall& c) {
     TSR_CHECK(d == dim || index.size(d) <= size_or_1(self, d), ValueError, c.op().name(), ": index shape ",
               index.sizes(), " exceeds self shape ", self.sizes(), " in dim ", d);
   }
+  return dim;
+}
+
+// scatter's src, checked against self and index, as the kernel reads it: the
+// leading corner of index's shape.
+Tensor checked_scatter_src(const StructuredCall& c, const Tensor& self, const Tensor& index, Tensor src) {
+  check_same_dtype(c, self, src, "src");
+  TSR_CHECK(dims_of(src) == dims_of(index), ValueError, c.op().name(),
+            ": src must have as many dims as index, got shapes ", src.sizes(), " and ", index.sizes());
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    TSR_CHECK(index.size(d) <= size_or_1(src, d), ValueError, c.op().name(), ": index shape ", index.sizes(),
+              " exceeds src shape ", src.sizes(), " in dim ", d);
+    if (src.dim() > 0 && src.size(d) != index.size(d)) src = src.narrow(d, 0, index.size(d));
+  }
+  if (src.dim() != index.dim()) src = src.reshape(index.sizes());
+  return src;
+}
+
+template <bool ValueForm>
+void scatter_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  check_writable(c.op(), self);
+  c.device = ValueForm ? common_device(c, {0, 2}) : common_device(c, {0, 2, 3});
+  const int64_t dim = checked_scatter_dim(c, self, index);
   c.add_aliased_output(self);
   c.set_tensor(0, self);
   c.set_int(1, dim);
@@ -130,20 +154,26 @@ void scatter_meta(StructuredCall& c) {
   if constexpr (ValueForm) {
     c.set_scalar(3, c.arg(3).to_scalar(), self.scalar_type());
   } else {
-    const Tensor& src = c.tensor_arg(3);
-    check_same_dtype(c, self, src, "src");
-    TSR_CHECK(dims_of(src) == dims_of(index), ValueError, c.op().name(),
-              ": src must have as many dims as index, got shapes ", src.sizes(), " and ", index.sizes());
-    // The kernel reads src at index's positions: the leading corner of src.
-    Tensor s = snapshot_if_overlapping(src, self);
-    for (int64_t d = 0; d < index.dim(); ++d) {
-      TSR_CHECK(index.size(d) <= size_or_1(src, d), ValueError, c.op().name(), ": index shape ", index.sizes(),
-                " exceeds src shape ", src.sizes(), " in dim ", d);
-      if (s.dim() > 0 && s.size(d) != index.size(d)) s = s.narrow(d, 0, index.size(d));
-    }
-    if (s.dim() != index.dim()) s = s.reshape(index.sizes());
-    c.set_tensor(3, s);
+    c.set_tensor(3, checked_scatter_src(c, self, index, snapshot_if_overlapping(c.tensor_arg(3), self)));
   }
+  c.dispatch_dtype = self.scalar_type();
+}
+
+// _scatter(self, dim, index, src, add): scatter_ (add: scatter_add_) into a
+// new tensor with self's values, self untouched; the kernel behind the
+// functional scatter and scatter_add. Nothing it writes is read, so no
+// snapshots.
+void scatter_copy_meta(StructuredCall& c) {
+  const Tensor& self = c.tensor_arg(0);
+  const Tensor& index = c.tensor_arg(2);
+  c.device = common_device(c, {0, 2, 3});
+  const int64_t dim = checked_scatter_dim(c, self, index);
+  c.add_output(self.sizes(), self.scalar_type());
+  c.set_tensor(0, self);
+  c.set_int(1, dim);
+  c.set_tensor(2, index);
+  c.set_tensor(3, checked_scatter_src(c, self, index, c.tensor_arg(3)));
+  c.set_bool(4, c.arg(4).b);
   c.dispatch_dtype = self.scalar_type();
 }
 
@@ -244,6 +274,34 @@ void clone_then(const Operator&, DispatchKeySet, Frame& f, void*) {
   Frame frame{args, f.num_args, &result, 1};
   Dispatcher::instance().call(InPlaceOp(), frame);
   f.outputs[0] = std::move(out);
+}
+
+extern constinit OpHandle op__scatter;
+
+// Errors of an internal kernel op the composite `op` calls, reported under
+// op's name (the same error type).
+template <typename F>
+Tensor named_as(const Operator& op, const Operator& inner, F&& f) {
+  try {
+    return f();
+  } catch (const Error& e) {
+    std::string message = e.what();
+    if (message.rfind(inner.name(), 0) == 0) message.replace(0, inner.name().size(), op.name());
+    throw_error(e.code(), message);
+  }
+}
+
+// The functional scatter / scatter_add: one _scatter call where self's device
+// has the kernel for the dtype (the result written once, no clone pass before
+// it), else clone + the in-place op.
+template <bool Add, const OpHandle& InPlaceOp>
+void scatter_functional(const Operator& op, DispatchKeySet keys, Frame& f, void* context) {
+  const Tensor& self = *f.args[0].tensor;
+  TSR_CHECK(self.defined(), ValueError, op.name(), ": undefined tensor argument");
+  if (!runs_on(op__scatter(), self.device(), self.scalar_type())) return clone_then<InPlaceOp>(op, keys, f, context);
+  f.outputs[0] = named_as(op, op__scatter(), [&] {
+    return call(op__scatter(), {f.args[0], f.args[1], f.args[2], f.args[3], V::of(Add)});
+  });
 }
 
 bool holds_data(const Tensor& t) { return !device_entry(t.device()).no_storage(); }
@@ -352,11 +410,14 @@ TSR_STRUCTURED(masked_select, "masked_select(Tensor self, Tensor mask) -> Tensor
                &masked_select_meta)
 constinit OpHandle op_masked_fill_{inplace_variant(kFamily, op_masked_fill,
     "masked_fill_(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)", &masked_fill_meta<true>)};
-TSR_COMPOSITE(scatter, "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0, &clone_then<op_scatter_>)
+TSR_STRUCTURED(_scatter, "_scatter(Tensor self, int dim, Tensor index, Tensor src, bool add) -> Tensor", 0,
+               &scatter_copy_meta)
+TSR_COMPOSITE(scatter, "scatter(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0,
+              (&scatter_functional<false, op_scatter_>))
 TSR_COMPOSITE(scatter_value, "scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", 0,
               &clone_then<op_scatter_value_>)
 TSR_COMPOSITE(scatter_add, "scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", 0,
-              &clone_then<op_scatter_add_>)
+              (&scatter_functional<true, op_scatter_add_>))
 TSR_COMPOSITE(index_add, "index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor",
               0, &clone_then<op_index_add_>)
 TSR_COMPOSITE(masked_fill_tensor, "masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor", 0,
@@ -383,6 +444,7 @@ constinit OpHandle op_nonzero{structured(kFamily, "nonzero(Tensor self) -> Tenso
 
 void declare_indexing_ops() {
   declare_now({&op_nonzero, &op_index_select, &op_gather, &op_take, &op_scatter_, &op_scatter_value_, &op_scatter_add_,
+               &op__scatter,
                &op_index_add_, &op_masked_fill, &op_masked_fill_, &op_masked_select, &op_scatter, &op_scatter_value,
                &op_scatter_add, &op_index_add, &op_masked_fill_tensor, &op_masked_fill_tensor_, &op_embedding,
                &op_one_hot});

@@ -1,10 +1,13 @@
 // Indexing kernels: gather (also serves index_select), scatter_ / scatter_add_
-// (also index_add_), take, masked_fill, masked_select; and the registration of
-// the family's kernels (nonzero's are in indexing_nonzero.cpp).
+// (also index_add_), _scatter (the functional forms), take, masked_fill,
+// masked_select; and the registration of the family's kernels (nonzero's are
+// in indexing_nonzero.cpp).
 //
-// Index checks run in a first pass, before anything is written, so a bad index
-// leaves an in-place target untouched and reports TSR_ERROR_OUT_OF_RANGE (the
-// core's IndexError) with the index value and the size.
+// Index checks of in-place ops run in a first pass, before anything is
+// written, so a bad index leaves the target untouched; ops that write only a
+// new output (gather, _scatter) check each run as they read it. Either way a
+// bad index reports TSR_ERROR_OUT_OF_RANGE (the core's IndexError) with the
+// index value and the size.
 //
 // The dim-based ops walk "lines" along `dim`: every other coordinate is fixed
 // per line and lines are split across threads. A line writes only elements that
@@ -375,6 +378,43 @@ bool rows_along_dim0(const DLTensor& self, const DLTensor& index, const DLTensor
          (self.strides[1] == 1 || self.shape[1] == 1) && self.shape[1] == index.shape[1];
 }
 
+// scatter_'s (Add: scatter_add_'s) update of one element: the new value.
+template <bool Add, typename T>
+inline storage_t<T> scatter_combine(storage_t<T> old, storage_t<T> v) {
+  using S = storage_t<T>;
+  if constexpr (!Add) {
+    (void)old;
+    return v;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return static_cast<S>(old | v);
+  } else if constexpr (kIsInteger<T>) {
+    return wrap_add(old, v);
+  } else {
+    return S(compute_t<T>(old) + compute_t<T>(v));
+  }
+}
+
+// The updates of one line along dim with dense index and src runs:
+// row[idx[k] * along] (+)= v[k] in index order, the index loads of four updates
+// issued ahead of their (in-order) read-modify-writes.
+template <bool Add, typename T, typename I>
+inline void scatter_dense_run(char* row, int64_t along, const I* idx, const storage_t<T>* v, int64_t len) {
+  using S = storage_t<T>;
+  const auto update = [&](int64_t i, S x) {
+    S* dst = reinterpret_cast<S*>(row + i * along);
+    *dst = scatter_combine<Add, T>(*dst, x);
+  };
+  int64_t k = 0;
+  for (; k + 4 <= len; k += 4) {
+    const int64_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
+    update(i0, v[k]);
+    update(i1, v[k + 1]);
+    update(i2, v[k + 2]);
+    update(i3, v[k + 3]);
+  }
+  for (; k < len; ++k) update(idx[k], v[k]);
+}
+
 // scatter_ / scatter_add_ (and index_add_): self[..index[..i..]..] (+)= src[..i..],
 // src a tensor of index's shape or a scalar value; outputs[0] is self.
 template <bool Add>
@@ -393,18 +433,7 @@ void scatter_kernel(const TsrKernelCall& call) {
     sdk::dispatch_dtype(call.dtype, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using S = storage_t<T>;
-      const auto combine = [&](S old, S v) -> S {
-        if constexpr (!Add) {
-          (void)old;
-          return v;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          return static_cast<S>(old | v);
-        } else if constexpr (kIsInteger<T>) {
-          return wrap_add(old, v);
-        } else {
-          return S(compute_t<T>(old) + compute_t<T>(v));
-        }
-      };
+      const auto combine = [](S old, S v) -> S { return scatter_combine<Add, T>(old, v); };
       if (src_v.tag == TSR_VALUE_TENSOR) {
         const DLTensor& src = tensor_arg(call, 3, "src", call.dtype);
         check_same_shape(src, "src", index, "index");
@@ -444,25 +473,9 @@ void scatter_kernel(const TsrKernelCall& call) {
               for (int64_t k = 0; k < len; ++k) one(p, s, k);
               return;
             }
-            // Dense index and src along dim: typed pointers, the index loads of
-            // four updates issued ahead of their (in-order) read-modify-writes.
-            char* row = p[0];
-            const int64_t along = s[0];
-            const I* idx = reinterpret_cast<const I*>(p[1]);
-            const S* v = reinterpret_cast<const S*>(p[2]);
-            const auto update = [&](int64_t i, S x) {
-              S* dst = reinterpret_cast<S*>(row + i * along);
-              *dst = combine(*dst, x);
-            };
-            int64_t k = 0;
-            for (; k + 4 <= len; k += 4) {
-              const int64_t i0 = idx[k], i1 = idx[k + 1], i2 = idx[k + 2], i3 = idx[k + 3];
-              update(i0, v[k]);
-              update(i1, v[k + 1]);
-              update(i2, v[k + 2]);
-              update(i3, v[k + 3]);
-            }
-            for (; k < len; ++k) update(idx[k], v[k]);
+            // Dense index and src along dim: typed pointers.
+            scatter_dense_run<Add, T>(p[0], s[0], reinterpret_cast<const I*>(p[1]), reinterpret_cast<const S*>(p[2]),
+                                      len);
           });
         } else {
           for_each_element_tiled<3>(index.ndim, index.shape, dim, ops, one);
@@ -477,6 +490,79 @@ void scatter_kernel(const TsrKernelCall& call) {
                                     *dst = combine(*dst, value);
                                   });
       }
+    });
+  });
+}
+
+// _scatter(self, dim, index, src, add): out = self with src scattered in
+// (add: accumulated), self untouched. out is new, so an error may leave it
+// partly written: the indices are checked by line, as the line reads them,
+// instead of in a first pass. Where index covers every line of self and the
+// lines run along self's innermost dim, each line of self is copied and then
+// updated while it is in cache (no separate clone pass); otherwise out is
+// copied whole, then updated.
+void scatter_copy_kernel(const TsrKernelCall& call) {
+  const DLTensor& self = tensor_arg(call, 0, "self", call.dtype);
+  const int32_t dim = dim_arg(call, 1, self);
+  const DLTensor& index = tensor_arg(call, 2, "index");
+  const DLTensor& src = tensor_arg(call, 3, "src", call.dtype);
+  const bool add = bool_arg(call, 4, "add");
+  DLTensor& out = output(call, 0, call.dtype);
+  check_same_shape(self, "self", out, "out");
+  if (out.data == self.data && sdk::numel(out) > 0) invalid("_scatter writes a new tensor: out must not be self");
+  check_same_ndim(self, "self", index, "index");
+  check_same_shape(src, "src", index, "index");
+  const int64_t size = self.ndim == 0 ? 1 : self.shape[dim];
+  bool by_line = self.ndim > 0 && sdk::numel(index) > 0 &&
+                 along_dim_is_innermost(self.ndim, self.shape, dim, line_operand(self));
+  for (int32_t d = 0; d < self.ndim && by_line; ++d) by_line = d == dim || index.shape[d] == self.shape[d];
+  dispatch_index(index, [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    sdk::dispatch_dtype(call.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using S = storage_t<T>;
+      if (!by_line) {
+        run_elementwise<2>(out.ndim, out.shape, {sdk::IterOperand::of(out), sdk::IterOperand::of(self)}, kGrain,
+                           sdk::basic_loop<S, S>([](S x) -> S { return x; }));
+        check_indices<I>(index, size, dim, false);
+        for_each_element<3>(index.ndim, index.shape, dim, {line_operand(out), line_operand(index), line_operand(src)},
+                            line_operand(out), [add](char* const* p, const int64_t* s, int64_t k) {
+                              const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                              S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
+                              const S v = *reinterpret_cast<const S*>(p[2] + k * s[2]);
+                              *dst = add ? scatter_combine<true, T>(*dst, v) : v;
+                            });
+        return;
+      }
+      const int64_t copy_len = self.shape[dim];
+      for_each_line<4>(index.ndim, index.shape, dim,
+                       {line_operand(out), line_operand(index), line_operand(src), line_operand(self)},
+                       [&](char* const* p, const int64_t* s, int64_t len) {
+                         constexpr int64_t kS = static_cast<int64_t>(sizeof(S));
+                         if (s[0] == kS && s[3] == kS) {
+                           std::memcpy(p[0], p[3], static_cast<size_t>(copy_len * kS));
+                         } else {
+                           for (int64_t k = 0; k < copy_len; ++k)
+                             *reinterpret_cast<S*>(p[0] + k * s[0]) = *reinterpret_cast<const S*>(p[3] + k * s[3]);
+                         }
+                         check_run<I>(p[1], s[1], len, 0, size, dim);
+                         if (s[1] == static_cast<int64_t>(sizeof(I)) && s[2] == kS) {
+                           const I* idx = reinterpret_cast<const I*>(p[1]);
+                           const S* v = reinterpret_cast<const S*>(p[2]);
+                           if (add) {
+                             scatter_dense_run<true, T>(p[0], s[0], idx, v, len);
+                           } else {
+                             scatter_dense_run<false, T>(p[0], s[0], idx, v, len);
+                           }
+                           return;
+                         }
+                         for (int64_t k = 0; k < len; ++k) {
+                           const int64_t i = *reinterpret_cast<const I*>(p[1] + k * s[1]);
+                           S* dst = reinterpret_cast<S*>(p[0] + i * s[0]);
+                           const S v = *reinterpret_cast<const S*>(p[2] + k * s[2]);
+                           *dst = add ? scatter_combine<true, T>(*dst, v) : v;
+                         }
+                       });
     });
   });
 }
@@ -582,6 +668,7 @@ void register_indexing_kernels(const sdk::Host& host) {
       {"scatter_.value", kAllMask, &kernel_entry<&scatter_kernel<false>>},
       {"scatter_add_", kAllMask, &kernel_entry<&scatter_kernel<true>>},
       {"index_add_", kAllMask, &kernel_entry<&scatter_kernel<true>>},
+      {"_scatter", kAllMask, &kernel_entry<&scatter_copy_kernel>},
       {"take", kAllMask, &kernel_entry<&take_kernel>},
       {"masked_fill", kAllMask, &kernel_entry<&masked_fill_kernel>},
       {"masked_select", kAllMask, &kernel_entry<&masked_select_kernel>},

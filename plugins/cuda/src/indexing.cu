@@ -1,5 +1,5 @@
 // The CUDA plugin's indexing kernels: gather (also index_select), scatter_,
-// scatter_.value, scatter_add_ (also index_add_), take, masked_fill,
+// scatter_.value, scatter_add_ (also index_add_), _scatter, take, masked_fill,
 // masked_select and nonzero. Semantics are the cpu plugin's
 // (plugins/cpu/src/indexing.cpp, indexing_nonzero.cpp; docs/ops/indexing.md).
 //
@@ -360,15 +360,10 @@ void launch_scatter(const Lines& l, cudaStream_t stream, typename Op::type* self
 }
 
 // self[..index[..i..]..] (+)= src[..i..], src a tensor of index's shape or a
-// scalar; outputs[0] is self.
+// scalar (argument 3 of call); self is written.
 template <bool Add>
-void scatter_entry(const TsrKernelCall& call) {
-  const DLTensor& self = sdk::tensor_arg(call, 0, "self", call.dtype);
-  const int32_t dim = dim_arg(call, 1, self);
-  const DLTensor& index = sdk::tensor_arg(call, 2, "index");
+void scatter_into(const TsrKernelCall& call, const DLTensor& self, int32_t dim, const DLTensor& index) {
   const TsrValue& src_v = sdk::arg(call, 3, "src");
-  DLTensor& out = sdk::output(call, 0, call.dtype);
-  if (out.data != self.data) invalid("the output must be self (an in-place op)");
   check_same_ndim(self, "self", index, "index");
   check_dims(self, "self");
   check_dims(index, "index");
@@ -401,6 +396,60 @@ void scatter_entry(const TsrKernelCall& call) {
       launch_scatter<Op, I>(lines, stream, data_as<T>(self), idx, src == nullptr ? nullptr : data_as<const T>(*src), value);
     });
   });
+}
+
+// scatter_, scatter_.value, scatter_add_, index_add_: outputs[0] is self.
+template <bool Add>
+void scatter_entry(const TsrKernelCall& call) {
+  const DLTensor& self = sdk::tensor_arg(call, 0, "self", call.dtype);
+  const int32_t dim = dim_arg(call, 1, self);
+  const DLTensor& index = sdk::tensor_arg(call, 2, "index");
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  if (out.data != self.data) invalid("the output must be self (an in-place op)");
+  scatter_into<Add>(call, self, dim, index);
+}
+
+template <typename U>
+struct Identity {
+  __device__ U operator()(U x) const { return x; }
+};
+
+// _scatter(self, dim, index, src, add): self's bits copied into the new out
+// (one cudaMemcpyAsync where both are dense), then scatter_ / scatter_add_ into
+// out, as the in-place kernels. The GPU copies at full bandwidth, so the copy
+// is not fused into the scatter as on cpu.
+void scatter_copy_entry(const TsrKernelCall& call) {
+  const DLTensor& self = sdk::tensor_arg(call, 0, "self", call.dtype);
+  const int32_t dim = dim_arg(call, 1, self);
+  const DLTensor& index = sdk::tensor_arg(call, 2, "index");
+  const bool add = sdk::bool_arg(call, 4, "add");
+  DLTensor& out = sdk::output(call, 0, call.dtype);
+  sdk::check_same_shape(self, "self", out, "out");
+  if (out.data == self.data && sdk::numel(out) > 0) invalid("_scatter writes a new tensor: out must not be self");
+  check_dims(self, "self");
+  {
+    DeviceScope scope(call.device_index);
+    const Geometry<2> g = make_geometry<2>({&out, &self});
+    if (g.numel > 0) {
+      char* dst = sdk::data_ptr(out);
+      const std::array<const char*, 1> in = {sdk::data_ptr(self)};
+      dispatch(call.dtype, [&](auto tag) {
+        using U = bits_t<typename decltype(tag)::type>;
+        if (g.dense) {
+          check_cuda(cudaMemcpyAsync(dst, in[0], static_cast<size_t>(g.numel) * sizeof(U), cudaMemcpyDeviceToDevice,
+                                     stream_of(call)),
+                     "cudaMemcpyAsync");
+        } else {
+          launch_elementwise<U, U>(g, dst, in, Identity<U>{}, stream_of(call));
+        }
+      });
+    }
+  }
+  if (add) {
+    scatter_into<true>(call, out, dim, index);
+  } else {
+    scatter_into<false>(call, out, dim, index);
+  }
 }
 
 // ---- take -------------------------------------------------------------------------
@@ -661,6 +710,7 @@ void register_indexing(const sdk::Host& host) {
   host.register_kernel("scatter_.value", "cuda", kAllMask, &sdk::kernel_entry<kCuda, scatter_entry<false>>);
   host.register_kernel("scatter_add_", "cuda", kAllMask, &sdk::kernel_entry<kCuda, scatter_entry<true>>);
   host.register_kernel("index_add_", "cuda", kAllMask, &sdk::kernel_entry<kCuda, scatter_entry<true>>);
+  host.register_kernel("_scatter", "cuda", kAllMask, &sdk::kernel_entry<kCuda, scatter_copy_entry>);
   host.register_kernel("take", "cuda", kAllMask, &sdk::kernel_entry<kCuda, take_entry>);
   host.register_kernel("masked_fill", "cuda", kAllMask, &sdk::kernel_entry<kCuda, masked_fill_entry>);
   host.register_kernel("masked_select", "cuda", kAllMask, &sdk::kernel_entry<kCuda, masked_select_entry>);
