@@ -568,7 +568,8 @@ def test_conv2d(case):
     if dtype == np.float16:
         want = want.astype(np.float16)  # overflows to inf as the result does
     assert got.dtype == getattr(tessera, np.dtype(dtype).name)
-    terms = np.abs(want[np.isfinite(want)]).max(initial=1.0)
+    # As a Python float: a float16 maximum times 50 would overflow to an infinite tolerance.
+    terms = float(np.abs(want[np.isfinite(want)]).max(initial=1.0))
     close(got, want, dtype, scale=max(1.0, terms) * (50 if dtype == np.float16 else 1))
 
 
