@@ -211,6 +211,15 @@ inline Dx<N> operator-(const Dx<N>& a, double b) { return each<N>([&](int i) { r
 template <int N>
 inline Dx<N> operator*(const Dx<N>& a, double b) { return each<N>([&](int i) { return a.v[i] * b; }); }
 
+/// c[0] z^(K-1) + ... + c[K-1] by Horner's rule in the scalar code's order: p
+/// = c[0], then p = c[k] + z p for k = 1 .. K-1.
+template <int N, size_t K>
+[[gnu::always_inline]] inline Dx<N> horner(const Dx<N>& z, const double (&c)[K]) {
+  Dx<N> p = each<N>([&](int) { return dvec(c[0]); });
+  for (size_t k = 1; k < K; ++k) p = c[k] + z * p;
+  return p;
+}
+
 /// philox::log(m * 2^-53) for integers m in [1, 2^53], the same operations in
 /// the same order: the argument is normal and positive, so none of the scalar
 /// code's special cases applies; its exponent is m's less 53.
@@ -235,17 +244,9 @@ template <int N>
   const Dx<N> f = a - 1.0;
   const Dx<N> s = f / (2.0 + f);
   const Dx<N> z = s * s;
-  Dx<N> r = each<N>([](int) { return dvec(2.0 / 21.0); });
-  r = (2.0 / 19.0) + z * r;
-  r = (2.0 / 17.0) + z * r;
-  r = (2.0 / 15.0) + z * r;
-  r = (2.0 / 13.0) + z * r;
-  r = (2.0 / 11.0) + z * r;
-  r = (2.0 / 9.0) + z * r;
-  r = (2.0 / 7.0) + z * r;
-  r = (2.0 / 5.0) + z * r;
-  r = (2.0 / 3.0) + z * r;
-  r = z * r;
+  static constexpr double kAtanh[] = {2.0 / 21.0, 2.0 / 19.0, 2.0 / 17.0, 2.0 / 15.0, 2.0 / 13.0,
+                                      2.0 / 11.0, 2.0 / 9.0,  2.0 / 7.0,  2.0 / 5.0,  2.0 / 3.0};
+  const Dx<N> r = z * horner(z, kAtanh);
   const Dx<N> hfsq = (0.5 * f) * f;
   constexpr double kLn2Hi = 0x1.62e42fee00000p-1;
   constexpr double kLn2Lo = 0x1.a39ef35793c76p-33;
@@ -268,23 +269,15 @@ template <int N>
   const Dx<N> tq = t + kRound;
   const Dx<N> r = t - (tq - kRound);
   const Dx<N> z = r * r;
-  Dx<N> c = each<N>([](int) { return dvec(6.565963114979473e-11); });
-  c = -6.386603083791852e-09 + z * c;
-  c = 4.710874778818172e-07 + z * c;
-  c = -2.5202042373060607e-05 + z * c;
-  c = 0.0009192602748394266 + z * c;
-  c = -0.02086348076335296 + z * c;
-  c = 0.25366950790104803 + z * c;
-  c = -1.2337005501361697 + z * c;
-  c = 1.0 + z * c;  // cos(pi/2 r)
-  Dx<N> s = each<N>([](int) { return dvec(6.0669357311061955e-12); });
-  s = -6.688035109811468e-10 + z * s;
-  s = 5.692172921967927e-08 + z * s;
-  s = -3.598843235212085e-06 + z * s;
-  s = 0.00016044118478735983 + z * s;
-  s = -0.004681754135318688 + z * s;
-  s = 0.07969262624616705 + z * s;
-  s = -0.6459640975062463 + z * s;
+  // philox::detail::quarter_turns' polynomials, their coefficients in order.
+  static constexpr double kCos[] = {6.565963114979473e-11,  -6.386603083791852e-09, 4.710874778818172e-07,
+                                    -2.5202042373060607e-05, 0.0009192602748394266, -0.02086348076335296,
+                                    0.25366950790104803,     -1.2337005501361697,   1.0};
+  static constexpr double kSin[] = {6.0669357311061955e-12, -6.688035109811468e-10, 5.692172921967927e-08,
+                                    -3.598843235212085e-06, 0.00016044118478735983, -0.004681754135318688,
+                                    0.07969262624616705,    -0.6459640975062463};
+  const Dx<N> c = horner(z, kCos);  // cos(pi/2 r)
+  Dx<N> s = horner(z, kSin);
   s = r * 1.5707963267948966 + (r * z) * s;  // sin(pi/2 r)
   // q (0..4) is the low bits of tq's mantissa: the scalar int64(q) & 3. cos
   // takes quadrant q, sin quadrant q - 1: an odd quadrant takes the sin
