@@ -46,11 +46,15 @@ CASES = {
     "stepped_input": ((2, 6, 8, 8), (4, 3, 3, 3), True, (1, 2), (1, 1), (1, 1), 2, "stepped"),
     "reversed_input": ((3, 4, 6, 7), (5, 4, 3, 3), False, (1, 1), (1, 1), (1, 1), 1, "reversed"),
     "permuted_weight": ((2, 16, 9, 9), (16, 16, 3, 3), True, (2, 2), (1, 1), (1, 1), 1, "weight_permuted"),
+    # 16 channels and more: channels-last for oneDNN's brgconv kernels, moved by
+    # the plugin's transposing copy; partial 16x16 squares on every edge.
+    "channels_last_edges": ((3, 24, 13, 11), (20, 24, 3, 3), True, (1, 1), (1, 1), (1, 1), 1, "dense"),
+    "channels_last_stride2": ((2, 32, 20, 18), (32, 32, 3, 3), False, (2, 2), (1, 1), (1, 1), 1, "dense"),
 }
 # Cases whose input and weight gradients are compared too.
 GRAD_CASES = ["basic", "stride2_pad0", "dilation_stride", "groups2", "depthwise_x2_stride2", "same_even_kernel",
               "rows_dropped", "unbatched", "transposed_input", "stepped_input", "1x1_stride2",
-              "bench_64"]
+              "bench_64", "channels_last_edges", "channels_last_stride2"]
 
 
 def operands(name):
@@ -150,6 +154,14 @@ def test_conv2d_float32_paths(tmp_path, onednn):
         assert not used_onednn, "TESSERA_CPU_ONEDNN=0 must keep conv2d off oneDNN"
     elif "dnnl_loaded=1" in log:
         assert used_onednn, "the plugin links oneDNN but conv2d did not run on it"
+        # Where oneDNN's kernel takes channels-last (brgconv on AVX-512), inputs
+        # and results of 16 channels and more move by the plugin's transposing
+        # copy, never by a oneDNN reorder to or from acdb (NHWC).
+        for name in ("bench_64", "channels_last_edges", "channels_last_stride2"):
+            for dims in (CASES[name][0], got[name].shape):
+                text = ",{},".format("x".join(map(str, dims)))
+                slow = [line for line in log.splitlines() if ",reorder," in line and "acdb" in line and text in line]
+                assert not slow, (name, slow[:2])
     for name, (_, _, _, stride, padding, dilation, groups, _) in CASES.items():
         x, w, b = operands(name)
         want = ref_conv2d(x, w, b, stride, padding, dilation, groups)

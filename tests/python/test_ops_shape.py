@@ -375,7 +375,10 @@ def test_meta_device():
 @pytest.mark.parametrize("shape,perm", [((33, 70), (1, 0)), ((1024, 96), (1, 0)), ((31, 32), (1, 0)),
                                          ((3, 40, 65), (0, 2, 1)), ((40, 3, 65), (2, 1, 0)),
                                          ((2, 3, 33, 34), (1, 0, 3, 2)), ((64, 64), (1, 0)),
-                                         ((48, 80), (1, 0)), ((16, 17), (1, 0)), ((2, 56, 24), (0, 2, 1))])
+                                         ((48, 80), (1, 0)), ((16, 17), (1, 0)), ((2, 56, 24), (0, 2, 1)),
+                                         # Several work items of 16 bands of 16 columns, the last partial;
+                                         # NCHW -> NHWC as conv2d's channels-last copy does it.
+                                         ((40, 600), (1, 0)), ((2, 24, 23, 29), (0, 2, 3, 1))])
 def test_transposing_copies(dtype, shape, perm):
     # contiguous() of a permuted view takes the cpu plugin's transposing copy when the
     # two innermost dims swap (4-byte elements in register blocks of 16, 8 or 4 by

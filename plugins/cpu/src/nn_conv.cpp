@@ -16,6 +16,7 @@
 #include "nn_conv_onednn.hpp"
 #include "nn_kernels.hpp"
 #include "parallel.hpp"
+#include "transpose_copy.hpp"
 
 
 #include <algorithm>
@@ -106,7 +107,7 @@ bool conv2d_onednn(const DLTensor& x, const DLTensor& w, const DLTensor* b, cons
     bp = bbuf.data();
   }
   const onednn::Conv2dShape s{in.N, in.C, in.H, in.W, O, kH, kW, o.H, o.W, p[0], p[1], p[2], p[3], p[4], p[5], groups};
-  return onednn::conv2d_f32(s, xp, wp, bp, reinterpret_cast<float*>(data_ptr(out)));
+  return onednn::conv2d_f32(s, xp, wp, bp, reinterpret_cast<float*>(data_ptr(out)), &transpose_blocks_f32);
 }
 
 // One image's group of channels xg (Cg channels of `in`) unrolled into cols, a
@@ -225,7 +226,7 @@ void conv2d_backward_weight_typed(const DLTensor& g, const DLTensor& x, const in
       std::vector<float> xbuf, gbuf;
       const onednn::Conv2dShape s{in.N, in.C, in.H, in.W, O, kH, kW, o.H, o.W, p[0], p[1], p[2], p[3], p[4], p[5], groups};
       if (onednn::conv2d_backward_weight_f32(s, dense_f32(g, o, gbuf), dense_f32(x, in, xbuf),
-                                             reinterpret_cast<float*>(data_ptr(out))))
+                                             reinterpret_cast<float*>(data_ptr(out)), &transpose_blocks_f32))
         return;
     }
   }

@@ -2,8 +2,11 @@
 // through the backward-weights one (nn_conv_onednn.hpp).
 //
 // Each call: the user's NCHW input and OIHW weight are reordered into the
-// layouts oneDNN's kernel prefers (format_tag::any, usually channel-blocked),
-// the convolution runs, and the result is reordered back into the NCHW output.
+// layouts oneDNN's kernel prefers (format_tag::any: channels-last for the
+// brgconv kernels, else channel-blocked), the convolution runs, and the result
+// is reordered back into the NCHW output. NCHW <-> NHWC moves go through the
+// caller's Transpose where it takes the shape (oneDNN's reorder for them,
+// jit:uni, is slow).
 // Building those primitives costs 150-400 us, more than a small convolution,
 // so they are cached per problem (shapes, stride, padding, dilation, groups,
 // bias, OpenMP thread count) in a mutex-guarded LRU of 64 entries. Refusals
@@ -32,8 +35,8 @@ namespace tessera::cpu::onednn {
 #if !TESSERA_CPU_HAVE_ONEDNN
 
 bool conv2d_available() { return false; }
-bool conv2d_f32(const Conv2dShape&, const float*, const float*, const float*, float*) { return false; }
-bool conv2d_backward_weight_f32(const Conv2dShape&, const float*, const float*, float*) { return false; }
+bool conv2d_f32(const Conv2dShape&, const float*, const float*, const float*, float*, Transpose) { return false; }
+bool conv2d_backward_weight_f32(const Conv2dShape&, const float*, const float*, float*, Transpose) { return false; }
 
 #else
 
@@ -59,7 +62,23 @@ struct Plan {
   memory::desc x_user, w_user, y_user, bias;
   memory::desc x_conv, w_conv, y_conv;
   Step conv, x_in, w_in, y_out;  // a reorder is empty where the layouts agree
+  bool x_nhwc = false, y_nhwc = false;  // x_in / y_out is NCHW <-> NHWC: the caller's Transpose may do it
 };
+
+// Whether `d` is the dense channels-last layout of `user`'s (dense NCHW) dims.
+bool channels_last(const memory::desc& d, const memory::desc& user) {
+  return d == memory::desc(user.dims(), dt::f32, tag::nhwc);
+}
+
+// x (dense NCHW, dims [N, C, H, W]) into `staged` (NHWC) by the caller's
+// transpose, else by the reorder step.
+void stage_nhwc(support::Runner& r, const Step& reorder, bool nhwc, Transpose transpose, const memory::desc& user_desc,
+                const float* x, const memory& user, const memory& staged) {
+  const memory::dims d = user_desc.dims();
+  if (nhwc && transpose != nullptr && transpose(x, static_cast<float*>(staged.get_data_handle()), d[0], d[1], d[2] * d[3]))
+    return;
+  r.run(reorder, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, staged}});
+}
 
 // The user's (dense NCHW / OIHW) descriptors of a problem, the "any" ones
 // oneDNN picks its layouts from, and the geometry.
@@ -116,6 +135,8 @@ std::shared_ptr<const Plan> build_plan(const Conv2dShape& s, bool has_bias) {
     plan->x_in = make_reorder(plan->x_user, plan->x_conv, attr);
     plan->w_in = make_reorder(plan->w_user, plan->w_conv, attr);
     plan->y_out = make_reorder(plan->y_conv, plan->y_user, attr);
+    plan->x_nhwc = plan->x_in && channels_last(plan->x_conv, plan->x_user);
+    plan->y_nhwc = plan->y_out && channels_last(plan->y_conv, plan->y_user);
     plan->ok = true;
   } catch (const dnnl::error&) {
     // Refused (unsupported shape or layout, no kernel for this CPU): the
@@ -147,6 +168,7 @@ struct BackwardWeightPlan {
   memory::desc x_user, y_user, w_user;
   memory::desc x_conv, y_conv, w_conv;
   Step conv, x_in, y_in, w_out;
+  bool x_nhwc = false, y_nhwc = false;  // x_in / y_in is NCHW -> NHWC
 };
 
 std::shared_ptr<const BackwardWeightPlan> build_backward_weight_plan(const Conv2dShape& s) {
@@ -176,6 +198,8 @@ std::shared_ptr<const BackwardWeightPlan> build_backward_weight_plan(const Conv2
     plan->x_in = make_reorder(plan->x_user, plan->x_conv, attr);
     plan->y_in = make_reorder(plan->y_user, plan->y_conv, attr);
     plan->w_out = make_reorder(plan->w_conv, plan->w_user, attr);
+    plan->x_nhwc = plan->x_in && channels_last(plan->x_conv, plan->x_user);
+    plan->y_nhwc = plan->y_in && channels_last(plan->y_conv, plan->y_user);
     plan->ok = true;
   } catch (const dnnl::error&) {
     *plan = BackwardWeightPlan{};  // refused: the caller's im2col path
@@ -199,7 +223,8 @@ bool acceptable(const Conv2dShape& s) {
 
 }  // namespace
 
-bool conv2d_backward_weight_f32(const Conv2dShape& s, const float* grad_out, const float* x, float* grad_w) {
+bool conv2d_backward_weight_f32(const Conv2dShape& s, const float* grad_out, const float* x, float* grad_w,
+                                Transpose transpose) {
   if (!conv2d_available() || !acceptable(s)) return false;
   const support::Key<17> key{s.N,  s.C,  s.H,  s.W,  s.O,  s.kH, s.kW, s.Ho,    s.Wo,
                              s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups, omp_get_max_threads()};
@@ -215,8 +240,8 @@ bool conv2d_backward_weight_f32(const Conv2dShape& s, const float* grad_out, con
     const memory x_conv = r.stage(plan->x_in, plan->x_conv, 0, x_user);
     const memory y_conv = r.stage(plan->y_in, plan->y_conv, 1, y_user);
     const memory w_conv = r.stage(plan->w_out, plan->w_conv, 2, w_user);
-    if (plan->x_in) r.run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
-    if (plan->y_in) r.run(plan->y_in, {{DNNL_ARG_FROM, y_user}, {DNNL_ARG_TO, y_conv}});
+    if (plan->x_in) stage_nhwc(r, plan->x_in, plan->x_nhwc, transpose, plan->x_user, x, x_user, x_conv);
+    if (plan->y_in) stage_nhwc(r, plan->y_in, plan->y_nhwc, transpose, plan->y_user, grad_out, y_user, y_conv);
     r.run(plan->conv, {{DNNL_ARG_SRC, x_conv}, {DNNL_ARG_DIFF_DST, y_conv}, {DNNL_ARG_DIFF_WEIGHTS, w_conv}});
     if (plan->w_out) r.run(plan->w_out, {{DNNL_ARG_FROM, w_conv}, {DNNL_ARG_TO, w_user}});
     r.wait();
@@ -231,7 +256,8 @@ bool conv2d_available() {
   return on;
 }
 
-bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out) {
+bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const float* bias, float* out,
+                Transpose transpose) {
   if (!conv2d_available() || !acceptable(s)) return false;
   const Key key{s.N, s.C, s.H, s.W, s.O, s.kH, s.kW, s.Ho, s.Wo, s.sh, s.sw, s.ph, s.pw, s.dh, s.dw, s.groups,
                 bias != nullptr, omp_get_max_threads()};
@@ -246,12 +272,18 @@ bool conv2d_f32(const Conv2dShape& s, const float* x, const float* w, const floa
     const memory x_conv = r.stage(plan->x_in, plan->x_conv, 0, x_user);
     const memory w_conv = r.stage(plan->w_in, plan->w_conv, 1, w_user);
     const memory y_conv = r.stage(plan->y_out, plan->y_conv, 2, y_user);
-    if (plan->x_in) r.run(plan->x_in, {{DNNL_ARG_FROM, x_user}, {DNNL_ARG_TO, x_conv}});
+    if (plan->x_in) stage_nhwc(r, plan->x_in, plan->x_nhwc, transpose, plan->x_user, x, x_user, x_conv);
     if (plan->w_in) r.run(plan->w_in, {{DNNL_ARG_FROM, w_user}, {DNNL_ARG_TO, w_conv}});
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, x_conv}, {DNNL_ARG_WEIGHTS, w_conv}, {DNNL_ARG_DST, y_conv}};
     if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, r.wrap(plan->bias, const_cast<float*>(bias)));
     r.run(plan->conv, std::move(args));
-    if (plan->y_out) r.run(plan->y_out, {{DNNL_ARG_FROM, y_conv}, {DNNL_ARG_TO, y_user}});
+    if (plan->y_out) {
+      // NHWC [N, Ho, Wo, O] back to NCHW: n blocks of (Ho Wo) x O, transposed.
+      r.wait();  // the convolution's result first
+      if (!(plan->y_nhwc && transpose != nullptr &&
+            transpose(static_cast<const float*>(y_conv.get_data_handle()), out, s.N, s.Ho * s.Wo, s.O)))
+        r.run(plan->y_out, {{DNNL_ARG_FROM, y_conv}, {DNNL_ARG_TO, y_user}});
+    }
     r.wait();
     return true;
   } catch (const dnnl::error&) {
