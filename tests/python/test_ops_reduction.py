@@ -186,6 +186,35 @@ def test_max_of_long_rows_matches_numpy_over_layouts():
         check(to_t(a).amax(), a.max(), np.float32)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int64, np.int32, np.int8, np.uint8])
+@pytest.mark.parametrize("cols", [1, 63, 64, 200])
+def test_arg_extremes_down_the_columns(dtype, cols):
+    # max/min/argmax/argmin over dim 0 of a row-major matrix: chunks of 64
+    # columns go down the rows in vector lanes (a partial chunk column by
+    # column). Ties keep the first row; the first NaN of a column wins, also
+    # after +-inf and before a later larger value; against NumPy.
+    rng = np.random.default_rng(cols)
+    a = np.round(rng.standard_normal((300, cols)) * 3)
+    a[[0, 150, 299], 0] = a[:, 0].max()  # a tie in rows 0, 150 and 299
+    if np.dtype(dtype).kind == "f":
+        c = min(cols - 1, 5)
+        a[40, c], a[41, c], a[120, c] = np.inf, np.nan, 1e4  # the NaN at row 41 wins
+        a[299, cols - 1] = np.nan  # in the last row
+        a[10, cols // 2] = -np.inf
+    elif np.dtype(dtype).kind == "u":
+        a = np.abs(a)
+    a = a.astype(dtype)
+    for t in (to_t(a), to_t(np.ascontiguousarray(a.T)).t()):  # dense, then the transposed walk
+        for name in ("argmax", "argmin"):
+            check(getattr(t, name)(0), getattr(np, name)(a, axis=0), np.int64)
+        for name, f in (("max", np.max), ("min", np.min)):
+            values, indices = getattr(t, name)(0)
+            want = f(a, axis=0)
+            assert np.array_equal(np.asarray(values.to(tessera.float64).tolist()), want.astype(np.float64),
+                                  equal_nan=True)
+            check(indices, getattr(np, "arg" + name)(a, axis=0), np.int64)
+
+
 # ---- any, all ----
 
 @SETTINGS

@@ -462,6 +462,54 @@ inline int64_t find_first(const storage_t<T>* p, int64_t i, int64_t n, cmp_t<T> 
   return i;
 }
 
+// max.dim / min.dim over a dim whose steps are s elements apart, for cols
+// adjacent outputs (input stride 1, output stride out_s): chunks of kCols
+// outputs go down the n rows together, each row's chunk compared in vector
+// lanes (walking one output's column at a time touched a new cache line per
+// element: argmax over dim 0 of 1024^2 float32 took 4 ms). Same result as
+// the scalar walk: the first extreme wins (strict compare), and the first NaN
+// wins and stays.
+template <typename T, bool IsMax>
+void extreme_down_columns(const storage_t<T>* in, int64_t n, int64_t s, int64_t cols, int64_t out_s,
+                          storage_t<T>* vo, int64_t* io) {
+  using S = storage_t<T>;
+  using C = cmp_t<T>;
+  using Idx = std::conditional_t<(sizeof(C) >= 8), int64_t, int32_t>;  // lanes as wide as the values'
+  constexpr int64_t kCols = 64;
+  const auto chunk = [&](int64_t j0, auto width) {
+    constexpr int64_t W = decltype(width)::value;
+    C m[W];
+    Idx at[W];
+    for (int64_t j = 0; j < W; ++j) {
+      m[j] = load_cmp<T>(in[j0 + j]);
+      at[j] = 0;
+    }
+    for (int64_t i = 1; i < n; ++i) {
+      const S* row = in + i * s + j0;
+      for (int64_t j = 0; j < W; ++j) {
+        const C x = load_cmp<T>(row[j]);
+        const bool take = (IsMax ? x > m[j] : x < m[j]) || (is_nan(x) && !is_nan(m[j]));
+        m[j] = take ? x : m[j];
+        at[j] = take ? static_cast<Idx>(i) : at[j];
+      }
+    }
+    for (int64_t j = 0; j < W; ++j) {
+      vo[(j0 + j) * out_s] = static_cast<S>(convert<T>(m[j]));
+      io[(j0 + j) * out_s] = at[j];
+    }
+  };
+  const int64_t full = cols / kCols;
+  parallel_for(full + 1, std::max<int64_t>(1, kGrain / (kCols * n)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      if (c < full) {
+        chunk(c * kCols, std::integral_constant<int64_t, kCols>{});
+      } else {
+        for (int64_t j = full * kCols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
+      }
+    }
+  });
+}
+
 template <typename T, bool IsMax>
 void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, const int64_t* dims, size_t ndims,
                  bool keepdim) {
@@ -486,6 +534,10 @@ void extreme_dim(const DLTensor& self, DLTensor& values, DLTensor& indices, cons
   S* vo = reinterpret_cast<S*>(data_ptr(values));
   int64_t* io_ = reinterpret_cast<int64_t*>(data_ptr(indices));
   if (n == 0) invalid("reduction over a zero-size dim has no identity");
+  if (s != 1 && L.nk == 1 && L.kept[0].in == 1 && n <= INT32_MAX) {
+    extreme_down_columns<T, IsMax>(in, n, s, L.kept[0].size, L.kept[0].out, vo, io_);
+    return;
+  }
   for_each_output(L, n, [&](int64_t io, int64_t oo) {
     const S* p = in + io;
     C m = Op::init();
