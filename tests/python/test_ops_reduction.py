@@ -376,6 +376,32 @@ def test_cumsum_cumprod(case, data):
         check(tessera.cumprod(to_t(small), dim), np.cumprod(small.astype(acc), axis=dim), dtype)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int8])
+@pytest.mark.parametrize("shape", [(300, 1), (300, 63), (200, 64), (130, 130), (7, 500), (17, 333)])
+def test_scans_of_whole_matrices_are_the_documented_running_values(dtype, shape):
+    # Over dim 0 the plugin takes chunks of 64 columns down the rows; over dim
+    # 1 eight rows at a time, interleaved (and the rest one by one). Either way
+    # each output is the running value of its own line, accumulated in order
+    # (float32/float64 in double, float16 in float, integers wrapping) and
+    # rounded once: bit for bit what NumPy's sequential cumsum/cumprod give.
+    rng = np.random.default_rng(shape[1])
+    a = rng.standard_normal(shape) * 3
+    a = (np.round(a) if np.dtype(dtype).kind == "i" else a).astype(dtype)
+    acc = {np.float16: np.float32, np.float32: np.float64, np.float64: np.float64}.get(dtype, np.int64)
+    small = np.clip(a, -1.5, 1.5).astype(dtype) if np.dtype(dtype).kind == "f" else np.clip(a, -2, 2).astype(dtype)
+    for dim in (0, 1):
+        for t, src in ((to_t(a), a), (to_t(np.ascontiguousarray(a.T)).t(), a)):
+            got = tessera.cumsum(t, dim, dtype=getattr(tessera, np.dtype(dtype).name))
+            want = np.cumsum(src.astype(acc), axis=dim, dtype=acc).astype(dtype)
+            assert np.array_equal(np.asarray(got.tolist(), dtype=dtype).view(f"u{np.dtype(dtype).itemsize}"),
+                                  want.view(f"u{np.dtype(dtype).itemsize}")), (dim, t.stride())
+        with np.errstate(all="ignore"):
+            got = tessera.cumprod(to_t(small), dim, dtype=getattr(tessera, np.dtype(dtype).name))
+            want = np.cumprod(small.astype(acc), axis=dim, dtype=acc).astype(dtype)
+        assert np.array_equal(np.asarray(got.tolist(), dtype=dtype).view(f"u{np.dtype(dtype).itemsize}"),
+                              want.view(f"u{np.dtype(dtype).itemsize}")), dim
+
+
 def test_scan_dtype_out_and_inplace():
     a = np.arange(1, 7, dtype=np.int32).reshape(2, 3)
     t = to_t(a)
