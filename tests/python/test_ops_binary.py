@@ -55,6 +55,53 @@ def test_remainder_and_fmod(case):
     assert tessera.remainder(to_t(a), to_t(b)).dtype == tdtype(dtype)
 
 
+def exact_remainder(a, b):
+    """C's fmod (exact), then Python's sign rule, as docs/ops/binary.md gives it."""
+    with np.errstate(all="ignore"):
+        r = np.fmod(a, b)
+        r = np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+        return np.where(r == 0, np.copysign(np.zeros_like(r), b), r)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_remainder_and_fmod_are_exact_in_every_layout(dtype):
+    # The cpu plugin runs SLEEF's vector fmod, exact while x / y stays inside
+    # the type's range and y is normal, and C's fmod in the lanes outside that
+    # (huge quotients, subnormal or zero divisors, NaN, infinities): every
+    # result bit for bit as C's, dense, against a number either way, strided.
+    rng = np.random.default_rng(5)
+    tiny = np.finfo(dtype).tiny
+    x = np.concatenate([rng.standard_normal(3000) * 10, rng.standard_normal(300) * float(np.finfo(dtype).max) / 1e3,
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 7.0, -7.0, 0.7, -0.7, tiny / 4, 5.0]])
+    y = np.concatenate([rng.standard_normal(3000), np.full(300, tiny * 3), [0.7] * 11])
+    rng.shuffle(y)
+    with np.errstate(all="ignore"):
+        x, y = x.astype(dtype), y.astype(dtype)
+        y[::97] = tiny / 8  # subnormal divisors (0 in float16's flush-free rounding where it underflows)
+        y[5::211] = np.inf
+        y[7::233] = 0.0
+    comp = np.float32 if dtype == np.float16 else dtype
+
+    def same(got, want):
+        got, want = np.asarray(got.tolist(), dtype=dtype), want.astype(dtype)
+        nan = np.isnan(want)
+        assert np.array_equal(np.isnan(got), nan)
+        bits = f"u{np.dtype(dtype).itemsize}"
+        assert np.array_equal(got[~nan].view(bits), want[~nan].view(bits))
+
+    xc, yc = x.astype(comp), y.astype(comp)
+    with np.errstate(all="ignore"):
+        same(tessera.fmod(to_t(x), to_t(y)), np.fmod(xc, yc))
+        same(tessera.remainder(to_t(x), to_t(y)), exact_remainder(xc, yc))
+        for number in (0.7, -3.0, float(tiny) / 8, 1e-30):
+            n = comp(dtype(number))  # a number takes the tensor's dtype first
+            same(tessera.fmod(to_t(x), number), np.fmod(xc, n))
+            same(tessera.remainder(to_t(x), number), exact_remainder(xc, np.full_like(xc, n)))
+            same(tessera.remainder(to_t(np.array(number, dtype=dtype)), to_t(y)), exact_remainder(np.full_like(yc, n), yc))
+        wide = np.stack([x, x], 1)
+        same(tessera.remainder(to_t(wide)[:, 1], to_t(y)), exact_remainder(xc, yc))
+
+
 def test_remainder_signs_follow_python():
     a = tessera.tensor([7, -7, 7, -7])
     b = tessera.tensor([3, 3, -3, -3])

@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 #include <string>
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA {
@@ -287,6 +289,24 @@ void div_kernel(const TsrKernelCall& call) {
   });
 }
 
+// float_remainder (binary_math.hpp) on whole vectors: fmod, then a nonzero
+// result whose sign differs from b's moves by b, and a zero takes b's sign.
+template <typename V>
+[[gnu::always_inline]] inline V vector_remainder(V a, V b) {
+  if constexpr (std::is_arithmetic_v<V>) {  // the scalar SLEEF fallback's "vectors"
+    return float_remainder(a, b);
+  } else {
+    using E = std::remove_reference_t<decltype(a[0])>;
+    using Bits = std::conditional_t<sizeof(E) == 8, int64_t, int32_t>;
+    typedef Bits I __attribute__((vector_size(sizeof(V))));
+    V r = sleef::fmod(a, b);
+    const auto zero = r == V{};
+    r = (~zero & ((r < V{}) != (b < V{}))) ? r + b : r;
+    const V signed_zero = reinterpret_cast<V>(reinterpret_cast<I>(b) & std::numeric_limits<Bits>::min());
+    return zero ? signed_zero : r;
+  }
+}
+
 void remainder_kernel(const TsrKernelCall& call) {
   const Binary ops = binary_operands(call);
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
@@ -297,7 +317,8 @@ void remainder_kernel(const TsrKernelCall& call) {
       if (any_zero<T>(*ops.other)) invalid("integer remainder by zero");
       map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_remainder(x, y); });
     } else {
-      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return float_remainder(x, y); });
+      sleef::vector_map2<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
+                            [](auto x, auto y) __attribute__((always_inline)) { return vector_remainder(x, y); });
     }
   });
 }
@@ -312,7 +333,8 @@ void fmod_kernel(const TsrKernelCall& call) {
       if (any_zero<T>(*ops.other)) invalid("integer fmod by zero");
       map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_fmod(x, y); });
     } else {
-      map_compute<T>(ops, kGrainExpensive, [](auto x, auto y) { return std::fmod(x, y); });
+      sleef::vector_map2<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
+                            [](auto x, auto y) __attribute__((always_inline)) { return sleef::fmod(x, y); });
     }
   });
 }
