@@ -215,6 +215,33 @@ def test_arg_extremes_down_the_columns(dtype, cols):
             check(indices, getattr(np, "arg" + name)(a, axis=0), np.int64)
 
 
+def lane_norm_reference(a, squares):
+    """norm over dim 0 as documented for a strided dim: row i into lane i % 16
+    of its column (float64 sums, in row order), then the 16 lanes as a tree."""
+    x = a.astype(np.float64)
+    lanes = np.zeros((16, a.shape[1]))
+    for i in range(a.shape[0]):
+        lanes[i % 16] += x[i] * x[i] if squares else np.abs(x[i])
+    for w in (8, 4, 2, 1):
+        lanes[:w] += lanes[w:2 * w]
+    return np.sqrt(lanes[0]) if squares else lanes[0]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(300, 1), (300, 31), (100, 32), (37, 200)])
+def test_norm_down_the_columns_in_the_documented_order(dtype, shape):
+    # norm p=1 and p=2 over dim 0 of a row-major matrix: chunks of 32 columns
+    # go down the rows, each output's lanes as the one-output path sums them;
+    # bit for bit against the NumPy model of that order (a partial chunk too).
+    rng = np.random.default_rng(shape[1])
+    a = (rng.standard_normal(shape) * 3).astype(dtype)
+    for p, squares in ((2, True), (1, False)):
+        got = np.asarray(tessera.norm(to_t(a), p, 0).tolist(), dtype=dtype)
+        want = lane_norm_reference(a, squares).astype(dtype)
+        bits = f"u{np.dtype(dtype).itemsize}"
+        assert np.array_equal(got.view(bits), want.view(bits)), (p, np.flatnonzero(got != want)[:5])
+
+
 # ---- any, all ----
 
 @SETTINGS

@@ -725,9 +725,53 @@ void var_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, doub
   });
 }
 
+// norm with p = 1 or 2 over one strided dim for adjacent outputs (dim 0 of a
+// row-major matrix): chunks of kCols outputs go down the rows together, row i
+// into lane i % 16 of each output as sum_lanes puts it, then total_lanes: the
+// same operations per output as one output at a time (the same bits), without
+// a new cache line per element (norm over dim 0 of 1024^2 float32: 3.8 ms).
+template <typename T>
+void norm_down_columns(const Layout& L, const storage_t<T>* in, storage_t<T>* out, bool squares) {
+  using S = storage_t<T>;
+  constexpr int64_t kCols = 32, kLanesPerOutput = 16;
+  const int64_t cols = L.kept[0].size, out_s = L.kept[0].out, n = L.red[0].size, s = L.red[0].in;
+  const auto chunk = [&](int64_t j0, auto width) {
+    constexpr int64_t W = decltype(width)::value;
+    double acc[kLanesPerOutput][W] = {};
+    for (int64_t i = 0; i < n; ++i) {
+      const S* row = in + i * s + j0;
+      double* a = acc[i % kLanesPerOutput];
+      for (int64_t c = 0; c < W; ++c) {
+        const double x = load_f64<T>(row[c]);
+        a[c] += squares ? x * x : std::fabs(x);
+      }
+    }
+    for (int64_t c = 0; c < W; ++c) {
+      double lane[kLanesPerOutput];
+      for (int64_t j = 0; j < kLanesPerOutput; ++j) lane[j] = acc[j][c];
+      const double total = total_lanes(lane);
+      out[(j0 + c) * out_s] = static_cast<S>(convert<T>(squares ? std::sqrt(total) : total));
+    }
+  };
+  const int64_t full = cols / kCols;
+  parallel_for(full + 1, std::max<int64_t>(1, kReduceGrain / (kCols * n)), [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c) {
+      if (c < full) {
+        chunk(c * kCols, std::integral_constant<int64_t, kCols>{});
+      } else {
+        for (int64_t j = full * kCols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
+      }
+    }
+  });
+}
+
 template <typename T>
 void norm_reduce(const Layout& L, const storage_t<T>* in, storage_t<T>* out, double p) {
   using S = storage_t<T>;
+  if ((p == 1 || p == 2) && L.nk == 1 && L.nr == 1 && L.kept[0].in == 1 && L.red[0].in != 1 && L.n_red > 0) {
+    norm_down_columns<T>(L, in, out, p == 2);
+    return;
+  }
   for_each_output(L, 2 * L.n_red, [&](int64_t io, int64_t oo) {
     double acc;
     const auto each = [&](auto f) {
