@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <exception>
 #include <string>
+#include <type_traits>
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
@@ -184,6 +185,26 @@ inline const TsrValue& int_list_arg(const TsrKernelCall& call, size_t index, con
   const TsrValue& v = arg(call, index, name);
   if (v.tag != TSR_VALUE_INT_LIST) invalid(std::string("argument '") + name + "' must be an int list, got " + tag_text(v.tag));
   return v;
+}
+
+/// For reductions and scans down the rows of adjacent columns (dim 0 of a
+/// row-major matrix): chunk(j0, std::integral_constant<int64_t, W>{}) with W =
+/// Cols for each whole chunk of columns from j0, and W = 1 for each column
+/// past the last whole chunk; chunks split across threads, `rows` elements
+/// per column setting the grain.
+template <int64_t Cols, typename F>
+inline void for_column_chunks(int64_t cols, int64_t rows, const F& chunk) {
+  const int64_t full = cols / Cols;
+  parallel_for(full + 1, std::max<int64_t>(1, kReduceGrain / (Cols * std::max<int64_t>(1, rows))),
+               [&](int64_t c0, int64_t c1) {
+                 for (int64_t c = c0; c < c1; ++c) {
+                   if (c < full) {
+                     chunk(c * Cols, std::integral_constant<int64_t, Cols>{});
+                   } else {
+                     for (int64_t j = full * Cols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
+                   }
+                 }
+               });
 }
 
 }}  // namespace tessera::cpu::TSR_CPU_ISA

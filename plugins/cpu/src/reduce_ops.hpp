@@ -498,16 +498,7 @@ void extreme_down_columns(const storage_t<T>* in, int64_t n, int64_t s, int64_t 
       io[(j0 + j) * out_s] = at[j];
     }
   };
-  const int64_t full = cols / kCols;
-  parallel_for(full + 1, std::max<int64_t>(1, kGrain / (kCols * n)), [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      if (c < full) {
-        chunk(c * kCols, std::integral_constant<int64_t, kCols>{});
-      } else {
-        for (int64_t j = full * kCols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
-      }
-    }
-  });
+  for_column_chunks<kCols>(cols, n, chunk);
 }
 
 template <typename T, bool IsMax>
@@ -753,16 +744,7 @@ void norm_down_columns(const Layout& L, const storage_t<T>* in, storage_t<T>* ou
       out[(j0 + c) * out_s] = static_cast<S>(convert<T>(squares ? std::sqrt(total) : total));
     }
   };
-  const int64_t full = cols / kCols;
-  parallel_for(full + 1, std::max<int64_t>(1, kReduceGrain / (kCols * n)), [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      if (c < full) {
-        chunk(c * kCols, std::integral_constant<int64_t, kCols>{});
-      } else {
-        for (int64_t j = full * kCols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
-      }
-    }
-  });
+  for_column_chunks<kCols>(cols, n, chunk);
 }
 
 template <typename T>

@@ -60,7 +60,7 @@ void scan_typed(const DLTensor& self, DLTensor& out, int64_t d) {
     // float32: 6 ms). Each column's running value sees the same operations
     // in the same order: the same bits.
     constexpr int64_t kCols = 64;
-    const int64_t cols = L.kept[0].size, full = cols / kCols;
+    const int64_t cols = L.kept[0].size;
     const auto chunk = [&](int64_t j0, auto width) {
       constexpr int64_t W = decltype(width)::value;
       A acc[W];
@@ -78,16 +78,7 @@ void scan_typed(const DLTensor& self, DLTensor& out, int64_t d) {
         }
       }
     };
-    parallel_for(full + 1, std::max<int64_t>(1, kReduceGrain / (kCols * std::max<int64_t>(1, n))),
-                 [&](int64_t c0, int64_t c1) {
-                   for (int64_t c = c0; c < c1; ++c) {
-                     if (c < full) {
-                       chunk(c * kCols, std::integral_constant<int64_t, kCols>{});
-                     } else {
-                       for (int64_t j = full * kCols; j < cols; ++j) chunk(j, std::integral_constant<int64_t, 1>{});
-                     }
-                   }
-                 });
+    for_column_chunks<kCols>(cols, n, chunk);
     return;
   }
   const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(1, n));
