@@ -282,6 +282,86 @@ def test_half_products_with_transposed_operands(dtype):
     np.testing.assert_allclose(got, 0.5 * rc + 2.0 * (ra.T @ rb.T), rtol=2e-2, atol=5e-2)
 
 
+# ---- unary ops and reductions: float16/bfloat16 go through float32 ----
+# The documented rule: half(f(float(x))) for unary ops; sums, max and min
+# accumulate in float32 with the float32 path's structure, so each result is the
+# float32 path's on the widened input, rounded once. Both are checked bit for
+# bit against the float32 path, and against NumPy where NumPy rounds the same.
+
+def half_input(dtype, n, seed):
+    """Random values with the special ones (NaN, infinities, signed zeros,
+    subnormals) at both ends, already representable in `dtype`."""
+    a = (np.random.default_rng(seed).standard_normal(n) * 4).astype(np.float32)
+    s = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 6e-8, -3e-5, 65504.0, 0.5, -2.5], dtype=np.float32)
+    a[:len(s)] = s
+    a[-len(s):] = s[::-1]
+    return np.from_dlpack(T.from_dlpack(a).to(dtype).to(T.float32)).copy()
+
+
+def same_bits(got, want):
+    """Equal float16/bfloat16 tensors, NaNs equal."""
+    g = np.from_dlpack(got.to(T.float32).contiguous())
+    w = np.from_dlpack(want.to(T.float32).contiguous())
+    assert g.shape == w.shape
+    assert np.array_equal(f32_bits(g), f32_bits(w)) or (
+        np.array_equal(np.isnan(g), np.isnan(w)) and np.array_equal(f32_bits(g)[~np.isnan(g)], f32_bits(w)[~np.isnan(w)])
+    ), (g, w)
+
+
+UNARY_HALF_OPS = ["floor", "ceil", "round", "trunc", "sqrt", "rsqrt", "reciprocal", "exp", "expm1", "log", "tanh",
+                  "sigmoid", "sin", "cos", "erf", "gelu", "silu", "abs", "neg", "square"]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", UNARY_HALF_OPS)
+def test_half_unary_ops_round_the_float32_result_once(op, dtype):
+    dt = getattr(T, dtype)
+    a = half_input(dt, 1031, 5)
+    f = lambda t: getattr(T.ops, op)(t)  # noqa: E731
+    want = f(T.from_dlpack(a)).to(dt)
+    with np.errstate(all="ignore"):
+        same_bits(f(T.from_dlpack(a).to(dt)), want)  # dense
+        same_bits(f(T.from_dlpack(a).to(dt)[::3]), want[::3])  # strided
+        m = T.from_dlpack(a[:1024].reshape(32, 32)).to(dt)
+        same_bits(f(m.t()), f(T.from_dlpack(a[:1024].reshape(32, 32)).t()).to(dt))  # transposed
+        t = T.from_dlpack(a).to(dt)
+        if hasattr(t, op + "_"):
+            getattr(t, op + "_")()
+            same_bits(t, want)  # in place
+        if dtype == "float16" and op in ("floor", "ceil", "trunc", "sqrt", "reciprocal", "neg", "abs", "square"):
+            # NumPy's float32 op is correctly rounded: its float16 rounding is the rule's result.
+            npf = {"reciprocal": lambda x: np.float32(1) / x, "neg": np.negative}.get(op) or getattr(np, op)
+            ref = npf(a.astype(np.float32)).astype(np.float16)
+            got = np.from_dlpack(f(T.from_dlpack(a).to(dt)).contiguous())
+            assert np.array_equal(got, ref, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape, dims", [((1031,), None), ((300, 1031), 1), ((1031, 200), 0), ((700, 64), 0),
+                                          ((130, 100), 0), ((8, 96, 40), (0, 2)), ((5, 4, 129), (0, 1))])
+def test_half_reductions_match_the_float32_path(shape, dims, dtype):
+    dt = getattr(T, dtype)
+    n = int(np.prod(shape))
+    a = (np.random.default_rng(n).standard_normal(n) * 3).astype(np.float32)
+    a = np.from_dlpack(T.from_dlpack(a).to(dt).to(T.float32)).copy().reshape(shape)
+    h, f = T.from_dlpack(a).to(dt), T.from_dlpack(a)
+    kw = {} if dims is None else {"dim": dims}
+    for name in ("sum", "amax", "amin", "mean"):
+        same_bits(getattr(h, name)(**kw), getattr(f, name)(**kw).to(dt))
+    ref = a.astype(np.float64).sum(axis=dims)  # and the sum itself, against float64
+    got = np.from_dlpack(h.sum(**kw).to(T.float32).contiguous())
+    np.testing.assert_allclose(got, ref, rtol=1e-2, atol=1e-2 * np.sqrt(n))
+    # A NaN anywhere in an output's elements makes that output NaN; one infinity, inf.
+    b = a.copy().reshape(-1)
+    b[n // 2] = np.nan
+    b[n // 3] = np.inf
+    hb, fb = T.from_dlpack(b.reshape(shape)).to(dt), T.from_dlpack(b.reshape(shape))
+    for name in ("sum", "amax", "amin"):
+        same_bits(getattr(hb, name)(**kw), getattr(fb, name)(**kw).to(dt))
+    assert np.isnan(np.from_dlpack(hb.sum(**kw).to(T.float32).contiguous())).sum() == np.isnan(
+        b.reshape(shape).astype(np.float64).sum(axis=dims)).sum()
+
+
 LEVEL_NEEDS = {"baseline": set(), "avx2": {"avx2", "fma", "f16c", "bmi1", "bmi2", "popcnt"}}
 
 

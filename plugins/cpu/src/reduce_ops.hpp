@@ -182,7 +182,13 @@ inline void fold_run(const storage_t<T>* p, int64_t n, int64_t s, typename Op::A
         bad[k] = V{};
       }
       for (; i + W <= n; i += W) {
-        for (int k = 0; k < P; ++k) fold_part<T, kMax, PL>(p + i + k * PL, lane[k], bad[k]);
+        if constexpr (std::is_same_v<T, sdk::Half>) {  // widened in vectors first
+          float xs[W];
+          half_block::widen_half_n<W>(p + i, xs);
+          for (int k = 0; k < P; ++k) fold_part<float, kMax, PL>(xs + k * PL, lane[k], bad[k]);
+        } else {
+          for (int k = 0; k < P; ++k) fold_part<T, kMax, PL>(p + i + k * PL, lane[k], bad[k]);
+        }
       }
       const auto pick = [](auto& lo, const auto& hi) {
         if constexpr (kMax) {

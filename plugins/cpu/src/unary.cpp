@@ -168,11 +168,16 @@ TSR_FLOAT_OP(Trunc, kGrain, vm::trunc(x))
 template <typename Op, typename T>
 void float_map(const Unary& ops) {
   using C = compute_t<T>;
-  // Half types convert element by element: the expensive grain fits them.
-  constexpr int64_t grain = kIsHalfLike<T> ? kGrainExpensive : Op::kOpGrain;
+  // (Half types convert by blocks, vectorized: the op's own grain fits them.)
+  constexpr int64_t grain = Op::kOpGrain;
   if constexpr (Op::kVector) {
     sleef::vector_map<T>(*ops.out, *ops.self, grain,
                          [](auto x) __attribute__((always_inline)) { return Op::template v<C>(x); });
+  } else if constexpr (kIsHalfLike<T>) {  // blocks widened to float, computed, rounded back once
+    run_elementwise<2>(ops.out->ndim, ops.out->shape, {sdk::IterOperand::of(*ops.out), sdk::IterOperand::of(*ops.self)},
+                       grain, half_block_loop<T, T>([](float x) __attribute__((always_inline)) {
+                         return Op::template f<float>(x);
+                       }));
   } else {
     unary_map<T, T>(*ops.out, *ops.self, grain,
                     [](T x) __attribute__((always_inline)) -> T { return T(Op::template f<C>(C(x))); });
@@ -247,7 +252,7 @@ void softplus_kernel(const TsrKernelCall& call) {
     } else {
       using C = compute_t<T>;
       const C beta = static_cast<C>(beta_d), threshold = static_cast<C>(threshold_d);
-      sleef::vector_map<T>(*ops.out, *ops.self, kIsHalfLike<T> ? kGrainExpensive : kGrainSleef,
+      sleef::vector_map<T>(*ops.out, *ops.self, kGrainSleef,
                            [beta, threshold](auto x) __attribute__((always_inline)) {
                              const auto bx = x * beta;
                              return bx > threshold ? x : sleef::log1p<C>(sleef::exp(bx)) / beta;

@@ -21,46 +21,48 @@ struct Half {
   Half(float f) : bits(from_float(f)) {}  // NOLINT: implicit, like a built-in float type
   operator float() const { return to_float(bits); }
 
+  // Both conversions select every case with masks, not branches, so loops
+  // calling them vectorize (a branchy to_float ran a float16 sum 28x slower
+  // than PyTorch's). Bits: nearest even; overflow -> inf; subnormals kept;
+  // from_float gives every NaN as the quiet NaN of its sign (sign | 0x7e00);
+  // to_float keeps a NaN's payload, unquieted (mantissa << 13).
   static uint16_t from_float(float f) {
     uint32_t x;
     std::memcpy(&x, &f, 4);
     const uint32_t sign = (x >> 16) & 0x8000u;
     const uint32_t absx = x & 0x7fffffffu;
-    if (absx >= 0x7f800000u) {  // inf or nan (keep nan quiet)
-      return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u));
-    }
-    if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
-    if (absx < 0x38800000u) {  // subnormal or zero in half: add a magic value, round by FPU
-      float a;
-      std::memcpy(&a, &absx, 4);
-      a += 0.5f;  // 0.5 = 2^-1: aligns the half subnormal grid with float's mantissa LSBs
-      uint32_t r;
-      std::memcpy(&r, &a, 4);
-      return static_cast<uint16_t>(sign | (r - 0x3f000000u));
-    }
-    // normal: round to nearest even on the 13 dropped bits
-    const uint32_t mant_odd = (absx >> 13) & 1u;
-    uint32_t r = absx + 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round
-    return static_cast<uint16_t>(sign | (r >> 13));
+    // Normal: rebias the exponent (-112 << 23) and round to nearest even on the 13 dropped bits.
+    const uint32_t normal = (absx + 0xc8000fffu + ((absx >> 13) & 1u)) >> 13;
+    // Subnormal or zero in half: adding 0.5 = 2^-1 aligns the half subnormal
+    // grid with float's mantissa LSBs, so the FPU rounds.
+    float a;
+    std::memcpy(&a, &absx, 4);
+    a += 0.5f;
+    uint32_t sub;
+    std::memcpy(&sub, &a, 4);
+    sub -= 0x3f000000u;
+    const uint32_t special = absx > 0x7f800000u ? 0x7e00u : 0x7c00u;  // NaN, or inf / overflow
+    const uint32_t is_big = 0u - static_cast<uint32_t>(absx >= 0x477ff000u);
+    const uint32_t is_sub = 0u - static_cast<uint32_t>(absx < 0x38800000u);
+    return static_cast<uint16_t>(sign | (special & is_big) | (sub & is_sub) | (normal & ~(is_big | is_sub)));
   }
   static float to_float(uint16_t h) {
     const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-    const uint32_t exp = (h >> 10) & 0x1fu;
-    const uint32_t mant = h & 0x3ffu;
-    uint32_t x;
-    if (exp == 0) {
-      if (mant == 0) {
-        x = sign;
-      } else {  // subnormal: value = mant * 2^-24
-        float v = std::ldexp(static_cast<float>(mant), -24);
-        std::memcpy(&x, &v, 4);
-        x |= sign;
-      }
-    } else if (exp == 0x1f) {
-      x = sign | 0x7f800000u | (mant << 13);
-    } else {
-      x = sign | ((exp + 112u) << 23) | (mant << 13);
-    }
+    const uint32_t em = uint32_t(h & 0x7fffu) << 13;  // exponent and mantissa at float's position
+    const uint32_t exp = h & 0x7c00u;
+    const uint32_t normal = em + 0x38000000u;   // exponent bias 15 -> 127
+    const uint32_t special = em + 0x70000000u;  // inf / NaN: all-ones exponent, payload kept
+    // Subnormal or zero: 2^-14 (1 + m / 1024) - 2^-14 = m 2^-24, exact.
+    float hi, lo;
+    const uint32_t hi_bits = em + 0x38800000u, lo_bits = 0x38800000u;
+    std::memcpy(&hi, &hi_bits, 4);
+    std::memcpy(&lo, &lo_bits, 4);
+    const float sub_value = hi - lo;
+    uint32_t sub;
+    std::memcpy(&sub, &sub_value, 4);
+    const uint32_t is_special = 0u - static_cast<uint32_t>(exp == 0x7c00u);
+    const uint32_t is_sub = 0u - static_cast<uint32_t>(exp == 0);
+    const uint32_t x = sign | (special & is_special) | (sub & is_sub) | (normal & ~(is_special | is_sub));
     float f;
     std::memcpy(&f, &x, 4);
     return f;
