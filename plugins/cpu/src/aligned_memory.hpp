@@ -7,6 +7,10 @@
 #include <cstdint>
 #include <cstdlib>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace tessera::cpu {
 
 // Blocks of kPageAlignFrom bytes and more start on a 4 KiB page. Why: a kernel
@@ -45,6 +49,28 @@ inline void aligned_free(void* ptr) {
   if (ptr == nullptr) return;
   auto* p = static_cast<unsigned char*>(ptr);
   std::free(p - (size_t{p[-1]} + 1) * 16);
+}
+
+// Blocks of 4 MiB and more come fresh from mmap; with transparent huge pages in
+// "madvise" mode (the usual default) the first writes to a 64 MB output would
+// take ~16K page faults, costing more than an exp over it. Asking for huge pages
+// turns ~500 faults per MiB into one per 2 MiB (NumPy does the same for its
+// arrays). Advisory: an error only means small pages.
+/// Advises transparent huge pages for [p, p + nbytes) when 4 MiB or more
+/// (device allocations, large kernel scratch). Never fails; any thread.
+inline void prefer_huge_pages(void* p, size_t nbytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kPage = 4096;
+  if (nbytes < (size_t{4} << 20)) return;
+  // Every page the block touches: such a block is its own mmap, so the 2 MiB
+  // windows at both ends may become huge pages too. Advice changes no data.
+  const uintptr_t first = reinterpret_cast<uintptr_t>(p) & ~(kPage - 1);
+  const uintptr_t last = (reinterpret_cast<uintptr_t>(p) + nbytes + kPage - 1) & ~(kPage - 1);
+  (void)madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)nbytes;
+#endif
 }
 
 }  // namespace tessera::cpu

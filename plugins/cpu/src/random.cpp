@@ -11,16 +11,19 @@
 #include "isa.hpp"
 #include <tessera/sdk/philox.hpp>
 
+#include "aligned_memory.hpp"
 #include "common.hpp"
 #include "convert.hpp"
 #include "kernels.hpp"
 #include "parallel.hpp"
 #include "philox_batch.hpp"
+#include "randperm_sort.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <vector>
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA {
@@ -331,55 +334,74 @@ void bernoulli_kernel(const TsrKernelCall& call) {
   });
 }
 
+// n 8-byte values of scratch, huge pages asked for (4 KiB pages' first-touch
+// faults took longer than randperm's sort on 1M indices).
+struct FreeScratch {
+  void operator()(uint64_t* p) const { aligned_free(p); }
+};
+using Scratch = std::unique_ptr<uint64_t[], FreeScratch>;
+Scratch scratch_values(int64_t n) {
+  const size_t nbytes = static_cast<size_t>(n) * sizeof(uint64_t);
+  auto* p = static_cast<uint64_t*>(aligned_malloc(nbytes));
+  if (p == nullptr) fail(TSR_ERROR_OUT_OF_MEMORY, "randperm: out of memory for " + std::to_string(nbytes) + " bytes of scratch");
+  prefer_huge_pages(p, nbytes);
+  return Scratch(p);
+}
+
 void randperm_kernel(const TsrKernelCall& call) {
   const int64_t n = int_arg(call, 0, "n");
   const Stream st = stream_args(call, 1);
   DLTensor& out = output(call, 0, call.dtype);
   if (n < 0) invalid("randperm: n must be non-negative, got " + std::to_string(n));
   if (out.ndim != 1 || out.shape[0] != n) invalid("randperm: out must have shape [n]");
+  if (call.dtype == TSR_DTYPE_BOOL) invalid("randperm does not support bool");
+  if (n == 0) return;
   // Index k gets the 64-bit key of counter (offset + k); the permutation is the
   // indices by ascending (key, index). A sort, unlike Fisher-Yates, has a
   // parallel form: the cuda plugin radix-sorts the same pairs and gets the same
   // permutation.
-  struct Keyed {
-    uint64_t key;
-    int64_t index;
+  const int index_bits = n == 1 ? 1 : 64 - __builtin_clzll(static_cast<uint64_t>(n - 1));
+  const auto pack = [index_bits](uint64_t key, int64_t index) {
+    return (index_bits == 64 ? 0 : key >> index_bits << index_bits) | static_cast<uint64_t>(index);
   };
-  std::vector<Keyed> keyed(static_cast<size_t>(n));
+  // An int64 output that is dense holds the values itself (its pages are
+  // touched once); otherwise a buffer does.
+  const bool in_out = call.dtype == TSR_DTYPE_INT64 && (n == 1 || out.strides[0] == 1);
+  const Scratch own = in_out ? Scratch() : scratch_values(n);
+  const Scratch tmp = scratch_values(n);
+  uint64_t* v = in_out ? reinterpret_cast<uint64_t*>(data_ptr(out)) : own.get();
   const pb::Key key(st.seed);
   parallel_for(n, kGrainExpensive, [&](int64_t begin, int64_t end) {
     int64_t k = begin;
     for (; end - k >= kBatch; k += kBatch) {
       const pb::Words<kVecs> w = pb::generate<kVecs>(key, st.counter(k));
-      for (int v = 0; v < kVecs; ++v) {
-        const pb::U x = pb::u64(w.x0[v], w.x1[v]);  // philox::randperm_key
+      for (int u = 0; u < kVecs; ++u) {
+        const pb::U x = pb::u64(w.x0[u], w.x1[u]);  // philox::randperm_key
         for (int l = 0; l < kLanes; ++l) {
-          const int64_t j = k + v * kLanes + l;
-          keyed[static_cast<size_t>(j)] = Keyed{x[l], j};
+          const int64_t j = k + u * kLanes + l;
+          v[j] = pack(x[l], j);
         }
       }
     }
-    for (; k < end; ++k) keyed[static_cast<size_t>(k)] = Keyed{philox::randperm_key(st.at(k)), k};
+    for (; k < end; ++k) v[k] = pack(philox::randperm_key(st.at(k)), k);
   });
-  std::sort(keyed.begin(), keyed.end(),
-            [](const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.index < b.index; });
+  sort_packed(v, tmp.get(), n, index_bits, [&st](int64_t index) { return philox::randperm_key(st.at(index)); });
+  if (in_out) return;
   sdk::dispatch_dtype(call.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using S = storage_t<T>;
-    if constexpr (std::is_same_v<T, bool>) {
-      invalid("randperm does not support bool");
-    } else {
+    if constexpr (!std::is_same_v<T, bool>) {
       char* base = data_ptr(out);
       const int64_t stride = out.strides[0] * static_cast<int64_t>(sizeof(S));
       for (int64_t k = 0; k < n; ++k) {
-        const int64_t index = keyed[static_cast<size_t>(k)].index;
-        S v;
+        const auto index = static_cast<int64_t>(v[k]);
+        S e;
         if constexpr (kIsHalfLike<T>) {
-          v = T(static_cast<float>(index));
+          e = T(static_cast<float>(index));
         } else {
-          v = static_cast<S>(index);
+          e = static_cast<S>(index);
         }
-        *reinterpret_cast<S*>(base + k * stride) = v;
+        *reinterpret_cast<S*>(base + k * stride) = e;
       }
     }
   });
