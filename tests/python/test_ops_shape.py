@@ -396,3 +396,18 @@ def test_transposing_copies(dtype, shape, perm):
     assert (np.from_dlpack(wide.contiguous())[..., 1::2] == 0).all()
     flipped = to_t(a).flip([0]).permute(*perm)
     assert np.array_equal(np.from_dlpack(flipped.contiguous()), np.ascontiguousarray(a[::-1].transpose(perm)))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "float64", "float32", "float16"])
+def test_long_arange_matches_numpy(dtype):
+    # Long enough for the vector loop and both threads' parts; int8 wraps (int64 arithmetic, then
+    # the conversion's modulo 2^8), floating values are start + i * step rounded once.
+    n = 100003
+    start, step = (100, 7) if dtype.startswith("int") else (-3.5, 0.25)
+    got = np.from_dlpack(tessera.arange(start, start + n * step, step, dtype=getattr(tessera, dtype)))
+    if dtype.startswith("int"):
+        want = (start + np.arange(n, dtype=np.int64) * step).astype(dtype)
+    else:
+        want = (start + np.arange(n, dtype=np.float64) * step).astype(dtype)
+    assert got.shape == (n,)
+    assert np.array_equal(got, want)

@@ -342,6 +342,10 @@ void arange_kernel(const TsrKernelCall& call) {
       const uint64_t first = static_cast<uint64_t>(scalar_to<int64_t>(start, "start"));
       const uint64_t delta = static_cast<uint64_t>(scalar_to<int64_t>(step, "step"));
       parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        if (stride == 1) {  // a loop of its own, which vectorizes (int64 1M at 1 thread: 600 -> 107 us)
+          for (int64_t i = begin; i < end; ++i) o[i] = convert<T>(static_cast<int64_t>(first + static_cast<uint64_t>(i) * delta));
+          return;
+        }
         for (int64_t i = begin; i < end; ++i) {
           o[i * stride] = convert<T>(static_cast<int64_t>(first + static_cast<uint64_t>(i) * delta));
         }
@@ -350,6 +354,10 @@ void arange_kernel(const TsrKernelCall& call) {
       const double first = scalar_to<double>(start, "start");
       const double delta = scalar_to<double>(step, "step");
       parallel_for(n, kGrain, [&](int64_t begin, int64_t end) {
+        if (stride == 1) {
+          for (int64_t i = begin; i < end; ++i) o[i] = convert<T>(first + static_cast<double>(i) * delta);
+          return;
+        }
         for (int64_t i = begin; i < end; ++i) o[i * stride] = convert<T>(first + static_cast<double>(i) * delta);
       });
     }
