@@ -140,6 +140,21 @@ def test_matrix_vector_products(dtype):
     got = np.from_dlpack(tessera.bmm(to_t(np.stack([a, a * 2])), to_t(np.stack([v[:77], v[77:]]))[..., None]))
     np.testing.assert_allclose(got[..., 0], np.stack([a @ v[:77], 2 * a @ v[77:]]),
                                rtol=1e-4 if dtype == np.float32 else 1e-12, atol=1e-4)
+    # Vector . vector (BLAS's dot in the CPU plugin): long, strided, batched rows x columns, K = 0 and 1.
+    x = rng.standard_normal(300009).astype(dtype)
+    y = rng.standard_normal(300009).astype(dtype)
+    tol = dict(rtol=1e-4 if dtype == np.float32 else 1e-11, atol=1e-3 if dtype == np.float32 else 1e-10)
+    exact = lambda p, q: np.dot(p.astype(np.float64), q.astype(np.float64))  # noqa: E731
+    np.testing.assert_allclose(tessera.dot(to_t(x), to_t(y)).item(), exact(x, y), **tol)
+    np.testing.assert_allclose(tessera.dot(to_t(x)[::3], to_t(y)[1::3]).item(), exact(x[::3], y[1::3]), **tol)
+    rows, cols = x[:4 * 5001].reshape(4, 1, 5001), y[:4 * 5001].reshape(4, 5001, 1)
+    got = np.from_dlpack(tessera.bmm(to_t(rows), to_t(cols)).contiguous())
+    np.testing.assert_allclose(got.reshape(4), [exact(rows[i, 0], cols[i, :, 0]) for i in range(4)], **tol)
+    colsT = np.ascontiguousarray(y[:4 * 5001].reshape(4, 1, 5001))  # the columns as a transposed view
+    got = np.from_dlpack(tessera.bmm(to_t(rows), to_t(colsT).transpose(1, 2)).contiguous())
+    np.testing.assert_allclose(got.reshape(4), [exact(rows[i, 0], colsT[i, 0]) for i in range(4)], **tol)
+    assert tessera.dot(to_t(x[:0]), to_t(y[:0])).item() == 0
+    assert tessera.dot(to_t(x[:1]), to_t(y[:1])).item() == (x[0] * y[0]).item()
 
 
 @SETTINGS

@@ -48,10 +48,14 @@ Blas load() {
   Blas b{reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm")),
          reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(lib, "cblas_dgemm")),
          reinterpret_cast<decltype(&cblas_sgemv)>(dlsym(lib, "cblas_sgemv")),
-         reinterpret_cast<decltype(&cblas_dgemv)>(dlsym(lib, "cblas_dgemv"))};
-  if (b.sgemm == nullptr || b.dgemm == nullptr || b.sgemv == nullptr || b.dgemv == nullptr)
+         reinterpret_cast<decltype(&cblas_dgemv)>(dlsym(lib, "cblas_dgemv")),
+         reinterpret_cast<decltype(&cblas_sdot)>(dlsym(lib, "cblas_sdot")),
+         reinterpret_cast<decltype(&cblas_ddot)>(dlsym(lib, "cblas_ddot"))};
+  if (b.sgemm == nullptr || b.dgemm == nullptr || b.sgemv == nullptr || b.dgemv == nullptr || b.sdot == nullptr ||
+      b.ddot == nullptr)
     throw sdk::Error(TSR_ERROR_UNAVAILABLE,
-                     "cpu plugin: the OpenBLAS it loaded lacks one of cblas_sgemm, cblas_dgemm, cblas_sgemv, cblas_dgemv");
+                     "cpu plugin: the OpenBLAS it loaded lacks one of cblas_sgemm, cblas_dgemm, cblas_sgemv, cblas_dgemv, "
+                     "cblas_sdot, cblas_ddot");
   return b;  // never closed: kernels may run until the process ends
 }
 

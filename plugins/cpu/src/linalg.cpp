@@ -244,6 +244,13 @@ inline void gemv(CBLAS_TRANSPOSE t, int64_t rows, int64_t cols, const double* a,
                static_cast<int>(incx), 0.0, y, static_cast<int>(incy));
 }
 
+inline float dot(int64_t n, const float* x, int64_t incx, const float* y, int64_t incy) {
+  return blas().sdot(static_cast<int>(n), x, static_cast<int>(incx), y, static_cast<int>(incy));
+}
+inline double dot(int64_t n, const double* x, int64_t incx, const double* y, int64_t incy) {
+  return blas().ddot(static_cast<int>(n), x, static_cast<int>(incx), y, static_cast<int>(incy));
+}
+
 // From this many multiply-adds a GEMV runs on OpenBLAS's threads; below, on the
 // calling thread. Measured (Zen 4 VM, 1 against 2 threads, idle workers
 // sleeping as under OMP_WAIT_POLICY=passive): 512^2 14 vs 52 us, 1024^2 55 vs
@@ -265,6 +272,13 @@ bool matvec(const Mat& a, const Mat& b, const Mat& c) {
   CBLAS_TRANSPOSE trans;
   int64_t ld;
   const ThreadLimit threads(M * N * K < kGemvThreadWork ? 1 : idle_threads(max_threads()));
+  if (M == 1 && N == 1) {  // c[0, 0] = a[0, :] . b[:, 0]: BLAS's dot, not a one-row GEMV (1M float32: 1.4x faster)
+    const int64_t incx = K == 1 ? 1 : a.sc, incy = K == 1 ? 1 : b.sr;
+    if (incx > 0 && incy > 0 && fits_int(incx) && fits_int(incy)) {
+      for (int64_t bi = 0; bi < c.batch; ++bi) cd[bi * c.sb] = dot(K, ad + bi * a.sb, incx, bd + bi * b.sb, incy);
+      return true;
+    }
+  }
   if (N == 1) {  // c[:, 0] = a @ b[:, 0]
     const int64_t incx = K == 1 ? 1 : b.sr, incy = M == 1 ? 1 : c.sr;
     if (incx <= 0 || incy <= 0 || !fits_int(incx) || !fits_int(incy) || !blas_layout(M, K, a.sr, a.sc, trans, ld))
