@@ -22,21 +22,22 @@ using sleef::VecF;
 
 // (The masked forms with every lane set: GCC 12's unmasked macro starts from an
 // undefined vector and warns -Wmaybe-uninitialized.)
-template <int Mode>
-TSR_SLEEF_INLINE VecF round_to(VecF x) {
+template <int Mode, typename V>
+TSR_SLEEF_INLINE V round_to(V x) {
+  constexpr int kMode = Mode | _MM_FROUND_NO_EXC;
+  if constexpr (sizeof(x[0]) == sizeof(float)) {  // (not is_same<V, VecF>: V's attributes would be dropped)
 #if defined(__AVX512F__)
-  return _mm512_mask_roundscale_ps(x, __mmask16(0xffff), x, Mode | _MM_FROUND_NO_EXC);
+    return _mm512_mask_roundscale_ps(x, __mmask16(0xffff), x, kMode);
 #else
-  return _mm256_round_ps(x, Mode | _MM_FROUND_NO_EXC);
+    return _mm256_round_ps(x, kMode);
 #endif
-}
-template <int Mode>
-TSR_SLEEF_INLINE VecD round_to(VecD x) {
+  } else {
 #if defined(__AVX512F__)
-  return _mm512_mask_roundscale_pd(x, __mmask8(0xff), x, Mode | _MM_FROUND_NO_EXC);
+    return _mm512_mask_roundscale_pd(x, __mmask8(0xff), x, kMode);
 #else
-  return _mm256_round_pd(x, Mode | _MM_FROUND_NO_EXC);
+    return _mm256_round_pd(x, kMode);
 #endif
+  }
 }
 
 template <typename V>
