@@ -17,39 +17,37 @@ struct Keyed {
 };
 inline bool keyed_less(const Keyed& a, const Keyed& b) { return a.key != b.key ? a.key < b.key : a.index < b.index; }
 
-// randperm's order: indices by ascending (key, index). Each index i is packed
-// with its key's top 64 - L bits as (key >> L << L) | i (2^L > the largest
-// index), so one 8-byte value sorts by (key top, index): an LSD radix sort of
-// the values' top bits in the fewest digits of at most 8 bits (256 buckets:
-// their write positions stay cached), enough bits that runs sharing them
-// average below one element, then each run sorted whole. Values with equal key tops (rare: ~n^2
-// / 2^(65-L) pairs) are reordered by their recomputed whole keys. std::sort of
-// (key, index) pairs took 67 ms for 1M indices (PyTorch's Fisher-Yates: 5.5 ms).
-// `v` and `tmp` hold n values each; the sorted indices end in v.
-/// v[i] = (key_of(index) >> index_bits << index_bits) | index for n values;
-/// key_of(index) gives an index's whole key. Any thread; no allocation but
-/// the histogram and tie buffers.
+/// randperm's order: indices by ascending (key, index). On entry v[i] =
+/// (key_of(i) >> index_bits << index_bits) | i (2^index_bits > n - 1): one
+/// 8-byte value sorts by (key top, index). An LSD radix sort of the values' top
+/// bits in the fewest digits of at most 8 bits (256 buckets: their write
+/// positions stay cached), enough bits that runs sharing them average below
+/// one element, then each run sorted whole; values with equal key tops (rare:
+/// ~n^2 / 2^(65 - index_bits) pairs) reordered by key_of, the whole key. On
+/// return v holds the sorted indices; tmp (n values) is scratch. std::sort of
+/// (key, index) pairs took 67 ms for 1M indices (PyTorch's Fisher-Yates:
+/// 5.5 ms). Any thread; allocates only the histogram and tie buffers.
 template <typename KeyOf>
 inline void sort_packed(uint64_t* v, uint64_t* tmp, int64_t n, int index_bits, const KeyOf& key_of) {
   constexpr int kMaxDigit = 8;
   const int bits = std::min(64, 64 - __builtin_clzll(static_cast<uint64_t>(n)) + 1);
   const int passes = n < 256 ? 0 : (bits + kMaxDigit - 1) / kMaxDigit;
   const int width = passes == 0 ? 0 : (bits + passes - 1) / passes;  // digits of equal width
-  const int64_t kBuckets = int64_t{1} << width;
+  const int64_t buckets = int64_t{1} << width;
   uint64_t* const result = v;
   const int top = std::min(64, passes * width);
-  const auto digit = [top, width, kBuckets](uint64_t x, int p) {
-    return static_cast<size_t>((x >> (64 - top + p * width)) & static_cast<uint64_t>(kBuckets - 1));
+  const auto digit = [top, width, buckets](uint64_t x, int p) {
+    return static_cast<size_t>((x >> (64 - top + p * width)) & static_cast<uint64_t>(buckets - 1));
   };
   if (passes > 0) {
-    std::vector<int64_t> count(static_cast<size_t>(passes * kBuckets), 0);
+    std::vector<int64_t> count(static_cast<size_t>(passes * buckets), 0);
     for (int64_t i = 0; i < n; ++i) {
-      for (int p = 0; p < passes; ++p) ++count[static_cast<size_t>(p * kBuckets) + digit(v[i], p)];
+      for (int p = 0; p < passes; ++p) ++count[static_cast<size_t>(p * buckets) + digit(v[i], p)];
     }
     for (int p = 0; p < passes; ++p) {
-      int64_t* c = count.data() + p * kBuckets;
+      int64_t* c = count.data() + p * buckets;
       int64_t sum = 0;
-      for (int64_t d = 0; d < kBuckets; ++d) {
+      for (int64_t d = 0; d < buckets; ++d) {
         const int64_t m = c[d];
         c[d] = sum;
         sum += m;
