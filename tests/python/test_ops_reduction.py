@@ -678,6 +678,64 @@ def test_row_sums_have_the_documented_order(dtype, n, padded):
     check_accumulated(t.sum(1), x.sum(1), np.abs(x).sum(1), 8, dtype)
 
 
+def prod_reference(x):
+    """The cpu plugin's product of a dense run (plugins/cpu/src/reduce_ops.hpp,
+    fold_run / prod_rows) in NumPy arithmetic of x's dtype: W = 128 bytes of
+    lanes; lane j multiplies x[i + j] over the whole chunks of W, in order; the
+    lanes combined as a tree (halves: lane[j] * lane[j + w], w = W / 2, ..., 1)
+    and multiplied into 1; then the tail elements one after another."""
+    n, w = len(x), 128 // x.itemsize
+    one = x.dtype.type(1)
+    body = n - n % w
+    acc = one
+    if body:
+        lane = np.ones(w, x.dtype)
+        for i in range(0, body, w):
+            lane = lane * x[i : i + w]
+        while len(lane) > 1:
+            lane = lane[: len(lane) // 2] * lane[len(lane) // 2 :]
+        acc = acc * lane[0]
+    for v in x[body:]:
+        acc = acc * v
+    return acc
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize("n", [1, 7, 16, 31, 32, 33, 64, 100, 256, 257, 1025])
+@pytest.mark.parametrize("padded", [False, True])
+def test_row_products_have_the_documented_order(dtype, n, padded):
+    # prod over dim 1 folds dense rows two at a time (a last odd row alone),
+    # each row in the documented order, bit for bit (float16 in float32), NaN
+    # and inf propagating; integers wrap modulo 2^64 as NumPy's int64 product.
+    rng = np.random.default_rng(n)
+    rows = 11
+    kind = np.dtype(dtype).kind
+    if kind == "f":
+        a = rng.uniform(0.5, 1.5, (rows, n + 3)).astype(dtype)
+        a[2, n // 2] = np.nan
+        a[4, n - 1] = np.inf
+        a[6, 0] = -0.0
+        a[8, :] = -1.0
+    elif kind == "b":
+        a = rng.random((rows, n + 3)) < 0.97
+    else:
+        a = rng.integers(0 if kind == "u" else -9, 10, (rows, n + 3)).astype(dtype)
+    t = to_t(a)[:, :n] if padded else to_t(np.ascontiguousarray(a[:, :n]))
+    a = a[:, :n]
+    result = t.prod(1)
+    got = np.asarray(result)
+    if kind == "f":
+        acc = np.float32 if dtype == np.float16 else dtype
+        with np.errstate(invalid="ignore", over="ignore"):
+            for r in range(rows):
+                want = np.asarray(prod_reference(a[r].astype(acc))).astype(dtype)
+                assert got[r].tobytes() == want.tobytes(), (r, got[r], want)
+            check(result, a.astype(np.float64).prod(1).astype(dtype), dtype)
+    else:
+        with np.errstate(over="ignore"):
+            assert got.dtype == np.int64 and (got == a.astype(np.int64).prod(1)).all()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
 @pytest.mark.parametrize("width", [7, 128, 300, 1031])
 def test_amax_amin_down_columns_with_nan_and_infinities(dtype, width):

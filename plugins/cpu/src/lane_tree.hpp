@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace tessera::cpu { inline namespace TSR_CPU_ISA {
 
@@ -21,16 +22,25 @@ struct VecN {
 // previous step's stores.
 // f(lo, hi) sets lo = f(lo, hi) lane by lane. (Vectors pass by reference: by
 // value, a vector wider than the level's registers draws GCC's -Wpsabi note.)
+// The halves are taken with shuffles: copied out with memcpy, GCC stored a
+// 64-byte vector to the stack and reloaded its upper 32 bytes (a store
+// forwarding miss per row in prod over rows of 256 floats).
+template <int N, typename A, typename F>
+A tree_lanes(const typename VecN<A, N>::type& v, const F& f);
+template <int N, typename A, typename F, size_t... I>
+inline __attribute__((always_inline)) A tree_halves(const typename VecN<A, N>::type& v, const F& f,
+                                                      std::index_sequence<I...>) {
+  typename VecN<A, N / 2>::type lo = __builtin_shufflevector(v, v, static_cast<int>(I)...);
+  const typename VecN<A, N / 2>::type hi = __builtin_shufflevector(v, v, static_cast<int>(I + N / 2)...);
+  f(lo, hi);
+  return tree_lanes<N / 2, A>(lo, f);
+}
 template <int N, typename A, typename F>
 inline __attribute__((always_inline)) A tree_lanes(const typename VecN<A, N>::type& v, const F& f) {
   if constexpr (N == 1) {
     return v[0];
   } else {
-    typename VecN<A, N / 2>::type lo, hi;
-    std::memcpy(&lo, &v, sizeof lo);
-    std::memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
-    f(lo, hi);
-    return tree_lanes<N / 2, A>(lo, f);
+    return tree_halves<N, A>(v, f, std::make_index_sequence<N / 2>{});
   }
 }
 
