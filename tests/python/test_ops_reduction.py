@@ -678,6 +678,58 @@ def test_row_sums_have_the_documented_order(dtype, n, padded):
     check_accumulated(t.sum(1), x.sum(1), np.abs(x).sum(1), 8, dtype)
 
 
+def cascade_reference(values):
+    """The cpu plugin's Cascade: value k is added into level l while k's low
+    bits are ones (level + value), the levels in use then added lowest first
+    (level + total)."""
+    levels = {}
+    for count, v in enumerate(values):
+        level = 0
+        while count & 1:
+            v = levels[level] + v
+            count >>= 1
+            level += 1
+        levels[level] = v
+    used = [lv for lv in range(64) if len(values) >> lv & 1]
+    total = levels[used[0]]
+    for lv in used[1:]:
+        total = levels[lv] + total
+    return total
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+@pytest.mark.parametrize("shape", [(5, 11, 7), (6, 11, 32), (5, 9, 100), (3, 13, 300), (7, 6, 640), (2, 10, 1025),
+                                   (64, 9, 128), (20, 5, 1025)])
+def test_sums_over_runs_around_a_kept_dim_have_the_documented_order(dtype, shape):
+    # sum over dims (0, 2): each output's reduced elements are q dense runs
+    # with the kept dim between them. Up to 16384 reduced elements the runs go
+    # in memory order (run q of every output first, several outputs' short
+    # runs at a time); every output must still get its runs' sums cascaded in
+    # run order (the last shape has more and takes the blocked path).
+    rng = np.random.default_rng(shape[2])
+    a = (rng.standard_normal(shape) * 100).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a[:, 2] = -0.0  # an all negative-zero output
+    x = a.astype(np.float64)
+    padded = np.zeros(shape[:2] + (shape[2] + 3,), dtype)
+    padded[:, :, : shape[2]] = a
+    # The kept dim outermost: the reduced dims merge into one run per output
+    # (another order; only the error is checked).
+    merged = to_t(np.ascontiguousarray(np.swapaxes(a, 0, 1))).transpose(0, 1)
+    for t, keepdim in ((to_t(a), False), (to_t(a), True), (to_t(padded)[:, :, : shape[2]], False), (merged, False)):
+        r = t.sum((0, 2), keepdim)
+        assert r.shape == ((shape[1],) if not keepdim else (1, shape[1], 1))
+        r = r.reshape(shape[1])
+        got = np.asarray(r)
+        check_accumulated(r, x.sum((0, 2)), np.abs(x).sum((0, 2)), shape[0] * shape[2], dtype)
+        if np.dtype(dtype).kind != "f" or shape[0] * shape[2] > 16384 or t is merged:
+            continue
+        acc = np.float32 if dtype == np.float16 else dtype
+        for j in range(shape[1]):
+            want = np.asarray(cascade_reference([lane_sum_reference(a[q, j].astype(acc)) for q in range(shape[0])]))
+            assert got[j].tobytes() == want.astype(dtype).tobytes(), (j, got[j], want)
+
+
 def prod_reference(x):
     """The cpu plugin's product of a dense run (plugins/cpu/src/reduce_ops.hpp,
     fold_run / prod_rows) in NumPy arithmetic of x's dtype: W = 128 bytes of
