@@ -310,7 +310,10 @@ template <typename T, typename Acc, int R, bool WholeLeaf>
 TSR_RED_INLINE void short_rows_sum_of(const storage_t<T>* p, int64_t rs, int64_t n, Acc* out) {
   constexpr int W = kLanes<Acc>;
   constexpr int64_t kLeaf = W * kLeafDepth;
-  Lanes<Acc> leaf[R]{}, part[R]{};
+  // Zeroed part by part: `part[R]{}` became a rep stos through the stack.
+  Lanes<Acc> leaf[R], part[R];
+  for (int r = 0; r < R; ++r)
+    for (int k = 0; k < kParts; ++k) part[r].v[k] = Vec<Acc>{};
   int64_t i = 0;
   if constexpr (WholeLeaf) {
     for (int r = 0; r < R; ++r) load_lanes<T, Acc, true>(p + r * rs, 1, leaf[r]);
@@ -347,8 +350,10 @@ TSR_RED_INLINE void short_rows_sum_of(const storage_t<T>* p, int64_t rs, int64_t
   for (int r = 0; r < R; ++r) out[r] = tree_total<Acc, kParts>(part[r]);
 }
 
+// Inlined into its callers: out of line (two callers), its lanes lived on the
+// stack and sum over dim 1 of [16384, 64] float32 went from 66 us to 108 us.
 template <typename T, typename Acc, int R>
-void short_rows_sum(const storage_t<T>* p, int64_t rs, int64_t n, Acc* out) {
+TSR_RED_INLINE void short_rows_sum(const storage_t<T>* p, int64_t rs, int64_t n, Acc* out) {
   constexpr int W = kLanes<Acc>;
   if (n < W) {
     Acc t[R] = {};
