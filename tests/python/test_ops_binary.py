@@ -485,6 +485,51 @@ def test_methods_cover_every_op():
     assert t.div_(4, rounding_mode="floor") is t and t.tolist() == [0.0, 1.0]
 
 
+def same_bits(got, want):
+    got = np.from_dlpack(got.contiguous())
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int8, np.bool_])
+@pytest.mark.parametrize("shape", [(129, 130), (37, 1031), (300, 70), (1031, 17), (16, 1024)])
+def test_operands_crossing_the_output_layout(dtype, shape):
+    # One operand runs along the other dim than the output (a + b.T): the cpu
+    # plugin walks such problems in tiles of 16 rows by 64 elements (from 16384
+    # elements on). Every element must be NumPy's, bit for bit, whatever the
+    # tile edges (rows and columns not multiples of the tile), on either side,
+    # through a padded slice, in place and with the output itself transposed.
+    rng = np.random.default_rng(shape[0])
+    def draw(shape):
+        if dtype == np.bool_:
+            return rng.random(shape) < 0.5
+        if np.dtype(dtype).kind == "i":
+            return rng.integers(-100, 100, shape).astype(dtype)
+        return (rng.standard_normal(shape) * 10).astype(dtype)
+    a, b = draw(shape), draw(shape[::-1])
+    bt = b.T
+    padded = np.zeros((shape[1], shape[0] + 5), dtype)
+    padded[:, : shape[0]] = b
+    ops = [(tessera.add, np.add)]
+    if dtype != np.bool_:
+        ops += [(tessera.mul, np.multiply), (tessera.sub, np.subtract)]
+    with np.errstate(over="ignore"):
+        for top, nop in ops:  # (bool + bool is logical or in both)
+            want = nop(a, bt)
+            same_bits(top(to_t(a), to_t(b).t()), want)
+            same_bits(top(to_t(b).t(), to_t(a)), nop(bt, a))
+            same_bits(top(to_t(a), to_t(padded)[:, : shape[0]].t()), want)
+        t = to_t(a.copy())
+        assert t.add_(to_t(b).t()) is t
+        same_bits(t, a + bt)
+        sq = draw((130, 130))  # an input that overlaps the output: read as before the write
+        t = to_t(sq.copy())
+        same_bits(t.add_(t.t()), sq + sq.T)
+        out = to_t(np.zeros(shape[::-1], dtype)).t()  # a transposed output, a dense input
+        assert tessera.add(to_t(a), to_t(a), out=out) is out
+        same_bits(out, a + a)
+
+
 def test_zero_size_and_zero_dim():
     e = tessera.ones(0, 3)
     assert tessera.remainder(e, tessera.ones(3)).shape == (0, 3)
