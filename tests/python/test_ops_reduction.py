@@ -627,19 +627,7 @@ def lane_sum_reference(x):
         rest = np.zeros(w, x.dtype)
         rest[: n - i] = x[i:]
         leaves.append(rest + lane)
-    levels = {}
-    for count, v in enumerate(leaves):
-        level = 0
-        while count & 1:
-            v = levels[level] + v
-            count >>= 1
-            level += 1
-        levels[level] = v
-    used = [lv for lv in range(64) if len(leaves) >> lv & 1]
-    total = levels[used[0]]
-    for lv in used[1:]:
-        total = levels[lv] + total
-    parts = np.split(total, 4)
+    parts = np.split(cascade_reference(leaves), 4)
     for half in (2, 1):
         for k in range(half):
             parts[k] = parts[k] + parts[k + half]
@@ -679,9 +667,9 @@ def test_row_sums_have_the_documented_order(dtype, n, padded):
 
 
 def cascade_reference(values):
-    """The cpu plugin's Cascade: value k is added into level l while k's low
-    bits are ones (level + value), the levels in use then added lowest first
-    (level + total)."""
+    """The cpu plugin's Cascade (of run sums) and LaneCascade (of leaves'
+    lane vectors): value k is added into level l while k's low bits are ones
+    (level + value), the levels in use then added lowest first (level + total)."""
     levels = {}
     for count, v in enumerate(values):
         level = 0
