@@ -200,6 +200,65 @@ def test_rounding_division(case, mode):
         check(tessera.div(to_t(a), to_t(b), rounding_mode=mode), want, dtype)
 
 
+def python_divmod_table(a, b):
+    """Python's a // b and a % b, a C-style truncated quotient and fmod, element by element
+    (exact integers, no NumPy)."""
+    fl, rem, tr, fm = [], [], [], []
+    for x, y in zip(a.tolist(), b.tolist()):
+        fl.append(x // y)
+        rem.append(x % y)
+        t = abs(x) // abs(y) * (1 if (x < 0) == (y < 0) else -1)
+        tr.append(t)
+        fm.append(x - t * y)
+    return fl, rem, tr, fm
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+def test_integer_division_is_exact_at_the_extremes(dtype):
+    # Integers of 32 bits or less divide through one double division (the cpu
+    # plugin's trunc_divmod32, vectorized); every quotient and remainder must
+    # be the exact integer one, wrapped to the dtype: every int8 / uint8 pair,
+    # and the extremes, -1, +-1 neighbours and random values of the wider
+    # types, dense, against a number and broadcast, against Python's integers.
+    info = np.iinfo(dtype)
+    if info.bits == 8:
+        grid = np.arange(info.min, info.max + 1)
+        a, b = np.meshgrid(grid, grid[grid != 0])
+        a, b = a.ravel(), b.ravel()
+    else:
+        rng = np.random.default_rng(info.bits)
+        edges = [info.min, info.min + 1, info.max, info.max - 1, -1, 1, 0, 2, -2, 3, 7, -7,
+                 info.max // 2, info.min // 2, 1 << (info.bits - 2)]
+        edges = [v for v in edges if info.min <= v <= info.max]
+        vals = np.concatenate([edges, rng.integers(info.min, info.max, 3000, endpoint=True),
+                               rng.integers(-1000, 1000, 3000)]).clip(info.min, info.max)
+        a = np.repeat(vals, 7)
+        b = np.tile(np.concatenate([[v for v in edges if v != 0], rng.integers(-50, 50, 7)]), len(vals))[: len(a)]
+        b[b == 0] = 5
+    a, b = a.astype(dtype), b.astype(dtype)
+    fl, rem, tr, fm = (np.array(v, dtype=object) for v in python_divmod_table(a, b))
+    def same(got, want):
+        want = np.array([((int(x) - info.min) % (1 << info.bits)) + info.min for x in want], dtype=dtype)
+        got = np.from_dlpack(got.contiguous())
+        assert got.dtype == want.dtype
+        bad = np.flatnonzero(got != want)
+        assert bad.size == 0, (a[bad[:5]], b[bad[:5]], got[bad[:5]], want[bad[:5]])
+
+    ta, tb = to_t(a), to_t(b)
+    same(tessera.remainder(ta, tb), rem)
+    same(tessera.fmod(ta, tb), fm)
+    same(tessera.div(ta, tb, rounding_mode="floor"), fl)
+    same(tessera.div(ta, tb, rounding_mode="trunc"), tr)
+    for number in (7, -1, -3) if info.min < 0 else (7, 1, 3):
+        nb = np.full_like(b, number)
+        fl, rem, tr, fm = python_divmod_table(a, nb)
+        same(tessera.remainder(ta, number), rem)
+        same(tessera.div(ta, number, rounding_mode="floor"), fl)
+    same(tessera.remainder(to_t(a[:1]).expand(len(b)), tb), python_divmod_table(np.repeat(a[:1], len(b)), b)[1])
+    with pytest.raises(ValueError, match="remainder.*by zero"):
+        tessera.remainder(ta, to_t(np.zeros_like(b)))
+
+
 # ---------------------------------------------------------------------------
 # Comparisons, logical and bitwise ops, shifts
 # ---------------------------------------------------------------------------

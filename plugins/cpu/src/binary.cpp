@@ -134,7 +134,11 @@ inline C floor_divide(C a, C b) {
 
 template <typename T>
 inline T int_trunc_divide(T a, T b) {  // b != 0
-  if constexpr (std::is_signed_v<T>) {
+  if constexpr (kDivideInDouble<T>) {
+    int32_t q, r;
+    trunc_divmod32(a, b, q, r);
+    return static_cast<T>(q);  // int8 / int16: -128 / -1 wraps to -128 here
+  } else if constexpr (std::is_signed_v<T>) {
     if (b == -1) return wrap_neg(a);  // MIN / -1 overflows: wrap like two's complement
   }
   return static_cast<T>(a / b);
@@ -142,7 +146,11 @@ inline T int_trunc_divide(T a, T b) {  // b != 0
 
 template <typename T>
 inline T int_floor_divide(T a, T b) {  // b != 0
-  if constexpr (std::is_signed_v<T>) {
+  if constexpr (kDivideInDouble<T>) {
+    int32_t q, r;
+    trunc_divmod32(a, b, q, r);
+    return static_cast<T>(static_cast<int32_t>(static_cast<uint32_t>(q) - floor_step32(r, b)));
+  } else if constexpr (std::is_signed_v<T>) {
     if (b == -1) return wrap_neg(a);
     const T q = static_cast<T>(a / b);
     const T r = static_cast<T>(a % b);
