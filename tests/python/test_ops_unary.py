@@ -281,7 +281,8 @@ def test_rounding_is_exact_over_the_whole_range(op, dtype):
 
 
 # The functions SLEEF computes (plugins/cpu/src/sleef_math.hpp; libm on a few lanes of the
-# SSE2 baseline), against long double references: within 3 ulp, NaN where the reference is
+# SSE2 baseline; float32 log1p is log1p_math.hpp's, also held to 1 ulp below), against long
+# double references: within 3 ulp, NaN where the reference is
 # NaN, and the sign of zero kept.
 SLEEF_OPS = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
              "sinh": np.sinh, "cosh": np.cosh, "exp2": np.exp2, "log2": np.log2, "log10": np.log10,
@@ -319,6 +320,28 @@ def test_sleef_math_accuracy_float64(op):
                         rng.uniform(-800, 800, 50000), rng.uniform(-2, 2, 50000),
                         [0, -0.0, np.inf, -np.inf, np.nan, 1, -1, 710.4, -710.4, 5e-324]])
     _check_sleef_op(op, x, np.float64)
+
+
+def test_log1p_float32_within_one_ulp():
+    # float32 log1p is log1p_math.hpp's (inlined, at every level): within 1 ulp of the
+    # long double log1p over a sweep of bit patterns of [-1, inf), and densely where its
+    # cases meet: u = 1 + x crossing sqrt(2) and sqrt(1/2) (the exponent k), x = 1 (the
+    # two forms of u's rounding error), 2^-26 (x returned as is), 2^24 (1 + x = x).
+    pos = np.arange(0, 0x7F800000, 251, dtype=np.uint32).view(np.float32)
+    neg = np.arange(0x80000000, 0xBF800000, 251, dtype=np.uint32).view(np.float32)
+    around = [np.float32(v) for v in (np.sqrt(2) - 1, np.sqrt(0.5) - 1, 1, 2.0 ** -26, -2.0 ** -26, 2.0 ** 24, -0.5)]
+    steps = np.arange(-3000, 3000, dtype=np.int64)
+    dense = [(np.array([c]).view(np.int32).astype(np.int64) + steps).astype(np.int32).view(np.float32) for c in around]
+    x = np.concatenate([pos, neg, *dense, np.float32([np.finfo(np.float32).max, 1e-45, -1e-45])])
+    want = np.log1p(x.astype(np.longdouble))
+    got = np.from_dlpack(tessera.log1p(to_t(x)))
+    err = _ulps(got, want, np.float32)
+    assert err.max() <= 1, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    # The C library's special values, the sign of zero kept.
+    special = np.float32([0, -0.0, -1, -1.5, -np.inf, np.inf, np.nan])
+    got = np.from_dlpack(tessera.log1p(to_t(special)))
+    assert np.array_equal(got, np.float32([0, -0.0, -np.inf, np.nan, np.nan, np.inf, np.nan]), equal_nan=True)
+    assert np.array_equal(np.signbit(got[:3]), [False, True, True])
 
 
 def test_exact_gelu_keeps_relative_accuracy_float32():
