@@ -277,6 +277,60 @@ def test_float32_sizes_around_the_small_kernel(m, k, n):
     assert np.all(np.abs(batched[1] + want) <= bound)
 
 
+@pytest.mark.parametrize("self_layout", ["full", "row", "column", "number", "every_other_column", "transposed"])
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0.5, -2), (0, 1)])
+def test_float32_addmm_beyond_the_small_kernel(self_layout, beta, alpha):
+    # Past the small kernel's size float32 addmm's product goes straight into out
+    # (oneDNN on AMD CPUs), then alpha and beta * self in place: self in every
+    # layout the kernel sees (dense, broadcast rows, columns or a number, strided,
+    # transposed), beta 0 ignoring a NaN self, in place (self is out: through a
+    # product buffer), into out= and into a transposed out=.
+    rng = np.random.default_rng(len(self_layout) * 7 + int(beta * 4))
+    m, k, n = 300, 260, 280
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    full = rng.standard_normal((m, n)).astype(np.float32)
+    if self_layout == "full":
+        s, ts = full, to_t(full)
+    elif self_layout == "row":
+        s = full[0]
+        ts = to_t(s.copy())
+    elif self_layout == "column":
+        s = full[:, :1]
+        ts = to_t(s.copy())
+    elif self_layout == "number":
+        s = full[0, 0]
+        ts = to_t(np.array(s, np.float32))
+    elif self_layout == "every_other_column":
+        wide = np.repeat(full, 2, axis=1)
+        s, ts = full, to_t(wide)[:, ::2]
+    else:
+        s, ts = full, to_t(np.ascontiguousarray(full.T)).t()
+    if beta == 0:
+        ts = ts * float("nan")
+    product = a.astype(np.float64) @ b.astype(np.float64)
+    want = alpha * product + beta * np.broadcast_to(np.float64(s), (m, n))
+    eps = np.finfo(np.float32).eps
+    bound = (4 * k * eps * abs(alpha) * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+             + 2 * eps * np.abs(want) + 1e-6)
+
+    def close(t):
+        got = np.from_dlpack(t.contiguous()).astype(np.float64)
+        assert got.shape == (m, n) and np.all(np.abs(got - want) <= bound), np.max(np.abs(got - want) - bound)
+
+    close(tessera.addmm(ts, to_t(a), to_t(b), beta=beta, alpha=alpha))
+    out = tessera.empty(m, n)
+    assert tessera.addmm(ts, to_t(a), to_t(b), beta=beta, alpha=alpha, out=out) is out
+    close(out)
+    out_t = tessera.empty(n, m).t()
+    assert tessera.addmm(ts, to_t(a), to_t(b), beta=beta, alpha=alpha, out=out_t) is out_t
+    close(out_t)
+    if self_layout == "full":
+        c = ts.clone()
+        assert c.addmm_(to_t(a), to_t(b), beta=beta, alpha=alpha) is c
+        close(c)
+
+
 @pytest.mark.parametrize("a_layout", ["dense", "transposed", "every_other_batch", "broadcast"])
 @pytest.mark.parametrize("b_layout", ["dense", "transposed", "every_other_batch", "broadcast"])
 def test_float32_batched_products_on_every_layout(a_layout, b_layout):

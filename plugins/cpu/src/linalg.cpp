@@ -484,6 +484,31 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
   if constexpr (std::is_same_v<T, float>) {
     try_onednn = onednn::matmul_f32_enabled() && static_cast<double>(M) * N * K >= static_cast<double>(kSmallGemmWork);
   }
+  if constexpr (std::is_same_v<T, float>) {
+    // The product straight into out's dense rows (out never overlaps mat1 or
+    // mat2, and is self itself or apart from it), then alpha and beta * self
+    // in place, row by row: no product buffer and no pass copying it out.
+    if (try_onednn && alpha != P(0) && c.sc == 1 && (beta == P(0) || !c_is_self) && onednn_f32(a, b, c)) {
+      parallel_for(M, std::max<int64_t>(1, kGrain / N), [&](int64_t r0, int64_t r1) {
+        for (int64_t i = r0; i < r1; ++i) {
+          float* row = &at<float>(c, 0, i, 0);
+          if (alpha != P(1))
+            for (int64_t j = 0; j < N; ++j) row[j] *= alpha;
+          if (beta == P(0)) continue;
+          const float* s = &at<float>(self, 0, i, 0);
+          if (self.sc == 1) {
+            for (int64_t j = 0; j < N; ++j) row[j] = beta * s[j] + row[j];
+          } else if (self.sc == 0) {
+            const float bs = beta * s[0];
+            for (int64_t j = 0; j < N; ++j) row[j] = bs + row[j];
+          } else {
+            for (int64_t j = 0; j < N; ++j) row[j] = beta * s[j * self.sc] + row[j];
+          }
+        }
+      });
+      return;
+    }
+  }
   if (try_onednn) {
     // oneDNN writes the float32 product; alpha and beta * self are applied
     // below in float32 as on the BLAS path, and out is rounded once. alpha 0:

@@ -16,10 +16,9 @@ def relu(input, inplace=False):
 
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``: weight is (out_features, in_features)."""
-    if input.dim() == 2:
-        out = tessera.mm(input, weight.t())  # the common case, without matmul's reshapes
-    else:
-        out = tessera.matmul(input, weight.t())
+    if input.dim() == 2:  # the common case: no matmul reshapes; the bias in addmm's pass, as torch's F.linear
+        return tessera.mm(input, weight.t()) if bias is None else tessera.addmm(bias, input, weight.t())
+    out = tessera.matmul(input, weight.t())
     return out if bias is None else out + bias
 
 
