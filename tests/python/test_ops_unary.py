@@ -344,6 +344,26 @@ def test_log1p_float32_within_one_ulp():
     assert np.array_equal(np.signbit(got[:3]), [False, True, True])
 
 
+def test_tanh_float32_within_two_ulp():
+    # float32 tanh is exp_math.hpp's: a polynomial below |x| = 0.625, 1 - 2 / (e^2|x| + 1)
+    # above. Within 2 ulp of the long double tanh over a sweep of bit patterns and densely
+    # around the switch and where the result rounds to 1 (|x| = 9.01), odd, -0 kept.
+    bits = np.arange(0, 0x7F800000, 251, dtype=np.uint32)
+    steps = np.arange(-3000, 3000, dtype=np.int64)
+    dense = [(np.array([np.float32(c)]).view(np.int32).astype(np.int64) + steps).astype(np.int32).view(np.float32)
+             for c in (0.625, 9.0109, 1.0)]
+    x = np.concatenate([bits.view(np.float32), *dense, np.float32([np.inf, 20, 1e-45])])
+    x = np.concatenate([x, -x])
+    want = np.tanh(x.astype(np.longdouble))
+    got = np.from_dlpack(tessera.tanh(to_t(x)))
+    err = _ulps(got, want, np.float32)
+    assert err.max() <= 2, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    half = len(x) // 2
+    assert np.array_equal(got[half:], -got[:half])
+    got = np.from_dlpack(tessera.tanh(to_t(np.float32([0, -0.0, np.nan]))))
+    assert np.array_equal(np.signbit(got[:2]), [False, True]) and np.isnan(got[2])
+
+
 def test_exact_gelu_keeps_relative_accuracy_float32():
     # gelu(x) = x Phi(x) = 0.5 x erfc(-x / sqrt 2): for x << 0 the result is tiny and
     # 0.5 x (1 + erf(x / sqrt 2)) would cancel; ours (plugins/cpu/src/erf_math.hpp)

@@ -1,8 +1,9 @@
-// float32 e^x and sigmoid on whole vectors, inlined. SLEEF's expf is a call
+// float32 e^x, sigmoid and tanh on whole vectors, inlined. SLEEF's expf is a call
 // into libsleef: every live vector register is caller-saved, and the call
 // itself cost more than the arithmetic (1M-element exp at AVX-512 ran 1.3-1.6x
-// PyTorch's time on it). Used by unary.cpp (exp, sigmoid, silu) and
-// erf_math.hpp (erfc's tail).
+// PyTorch's time on it). Used by unary.cpp (exp, sigmoid, silu, softplus, tanh
+// and gelu's tanh form), log1p_math.hpp (mul_add, fma) and erf_math.hpp
+// (erfc's tail).
 //
 // x = n ln2 + r, |r| <= ln2 / 2 (ln2 split so n * kLn2Hi is exact);
 // e^r = 1 + r + r^2 Q(r), Q a degree-4 least-squares fit of our own; 2^n
@@ -105,6 +106,28 @@ TSR_SLEEF_INLINE VecF sigmoid(VecF x) {
   const VecF e = exp_core(q);
   const VecF r = 1.0f / (1.0f + e);
   return x >= 0.0f ? r : e * r;
+}
+
+/// tanh x: odd, computed on |x| and given x's sign. For |x| < 0.625,
+/// |x| + |x|^3 P(x^2), P a degree-5 least-squares fit of our own to
+/// (tanh x - x) / x^3 (0.007 ulp from it there); above, 1 - 2 / (e^2|x| + 1),
+/// whose rounding errors stay below 1.5 ulp of a result >= 0.55 (2|x|
+/// clamped at 20: tanh rounds to 1 from 9.01). Within 2 ulp of the double
+/// tanh (tests check <= 4 ulp at every level). -0 gives -0, +-inf +-1, NaN NaN.
+TSR_SLEEF_INLINE VecF tanh(VecF x) {
+  const VecF ax = (VecF)((VecI)x & 0x7fffffff);
+  const VecF z = ax * ax;
+  VecF p = mul_add(z, VecF{} + 0.0021474f, -0.00817938f);
+  p = mul_add(p, z, 0.0217f);
+  p = mul_add(p, z, -0.05394626f);
+  p = mul_add(p, z, 0.13333197f);
+  p = mul_add(p, z, -0.3333333f);
+  const VecF small = fma(ax * z, p, ax);
+  const VecF q = ax + ax < 20.0f ? ax + ax : VecF{} + 20.0f;
+  const VecF big = 1.0f - 2.0f / (exp_core(q) + 1.0f);
+  const VecF r = ax < 0.625f ? small : big;
+  const VecF y = (VecF)((VecI)r | ((VecI)x & static_cast<int32_t>(0x80000000u)));
+  return x != x ? x : y;
 }
 
 }}}  // namespace tessera::cpu::TSR_CPU_ISA::expmath
