@@ -398,6 +398,26 @@ def test_transposing_copies(dtype, shape, perm):
     assert np.array_equal(np.from_dlpack(flipped.contiguous()), np.ascontiguousarray(a[::-1].transpose(perm)))
 
 
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64])
+@pytest.mark.parametrize("shape,perm", [((32, 64), (1, 0)), ((17, 48), (1, 0)), ((40, 16), (1, 0)),
+                                         ((33, 35), (1, 0)), ((2, 32, 8, 8), (0, 2, 3, 1))])
+def test_transposing_copies_from_every_offset_in_a_line(dtype, shape, perm):
+    # The transposing copy starts its squares where the source rows reach a 64-byte line
+    # (when the rows are whole lines apart) and moves the columns before that element by
+    # element: a source at each element offset within a line, rows a multiple of a line
+    # apart or not, every element where NumPy puts it.
+    rng = np.random.default_rng(8)
+    n = int(np.prod(shape))
+    per_line = 64 // np.dtype(dtype).itemsize
+    base = rng.integers(0, 250, size=n + 2 * per_line).astype(dtype)
+    start = (-base.ctypes.data % 64) // np.dtype(dtype).itemsize  # base[start] begins a line
+    for k in range(per_line):
+        a = base[start + k:start + k + n].reshape(shape)
+        assert a.ctypes.data % 64 == k * np.dtype(dtype).itemsize
+        got = np.from_dlpack(tessera.from_dlpack(a).permute(*perm).contiguous())
+        assert np.array_equal(got, np.ascontiguousarray(a.transpose(perm))), k
 @pytest.mark.parametrize("dtype", ["int64", "int32", "int8", "float64", "float32", "float16"])
 def test_long_arange_matches_numpy(dtype):
     # Long enough for the vector loop and both threads' parts; int8 wraps (int64 arithmetic, then
