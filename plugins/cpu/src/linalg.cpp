@@ -483,8 +483,6 @@ void addmm_floating(const Mat& self, const Mat& a, const Mat& b, const Mat& c, d
   bool try_onednn = std::is_same_v<T, sdk::BFloat16>;
   if constexpr (std::is_same_v<T, float>) {
     try_onednn = onednn::matmul_f32_enabled() && static_cast<double>(M) * N * K >= static_cast<double>(kSmallGemmWork);
-  }
-  if constexpr (std::is_same_v<T, float>) {
     // The product straight into out's dense rows (out never overlaps mat1 or
     // mat2, and is self itself or apart from it), then alpha and beta * self
     // in place, row by row: no product buffer and no pass copying it out.

@@ -2,9 +2,10 @@
 // dtype, except for the predicates (logical_not, isnan, isinf, isfinite) whose
 // out is bool. float16/bfloat16 compute in float32 and round once. The
 // transcendental functions run on whole vectors: SLEEF (sleef_math.hpp) for
-// most, vec_math.hpp for expm1, log and tanh where FMA makes it faster,
-// erf_math.hpp for float32 erf and exact gelu, exp_math.hpp for float32 exp,
-// sigmoid and silu, log1p_math.hpp for float32 log1p (and softplus).
+// most, vec_math.hpp for expm1, log and float64 tanh where FMA makes it
+// faster, erf_math.hpp for float32 erf and exact gelu, exp_math.hpp for
+// float32 exp, sigmoid, silu and tanh, log1p_math.hpp for float32 log1p (and
+// softplus).
 #include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
