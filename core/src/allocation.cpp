@@ -14,6 +14,7 @@
 #include "current_stream.h"
 #include "memory/device_allocators.h"
 #include "memory/pinned_host_allocator.h"
+#include "output_placement.h"
 #include "plugin_host.h"
 #include "recorded_streams.h"
 #include "small_block_cache.h"
@@ -45,6 +46,12 @@ void allocator_deleter(StorageImpl& s) noexcept {
     return;
   memory::device_allocators::free(*a, s.data());
 }
+
+// Memory from the caching allocator whose data starts past its block's start
+// (allocate_placed): the block starts at data rounded down to 512 bytes.
+void placed_deleter(StorageImpl& s) noexcept {
+  memory::device_allocators::free(*static_cast<memory::DeviceAllocator*>(s.deleter_context()), allocation_start(s));
+}
 }  // namespace
 
 namespace {
@@ -53,7 +60,14 @@ void pinned_deleter(StorageImpl& s) noexcept {
 }
 }  // namespace
 
-bool is_allocator_storage(const StorageImpl& s) noexcept { return s.deleter() == &allocator_deleter; }
+bool is_allocator_storage(const StorageImpl& s) noexcept {
+  return s.deleter() == &allocator_deleter || s.deleter() == &placed_deleter;
+}
+
+void* allocation_start(const StorageImpl& s) noexcept {
+  if (s.deleter() != &placed_deleter) return s.data();
+  return reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(s.data()) & ~(placement::kBlockAlign - 1));
+}
 
 bool is_pinned_storage(const StorageImpl& s, DeviceTypeId type) noexcept {
   if (s.deleter() != &pinned_deleter) return false;
@@ -115,6 +129,36 @@ size_t release_thread_caches(size_t* kept, size_t* blocks) {
   }
 }
 
+// A host output's memory, its data placed away from its inputs' page offsets
+// (output_placement.h). Returns the data pointer; *shifted says whether it lies
+// past its block's start. When no shift that fits the block's slack clears
+// every input, the block goes back and one with room for every shift is taken
+// (the output's bytes plus kMaxShift; for our own inputs, which sit on 512-byte
+// boundaries as the output does, that never happens).
+[[gnu::noinline]] void* allocate_placed(memory::DeviceAllocator& a, size_t nbytes, TsrStream stream,
+                                        IntArrayRef sizes, ScalarType dtype, const placement::Hint& hint,
+                                        bool* shifted) {
+  using namespace placement;
+  void* p = allocate_cached(a, nbytes, stream, nbytes, sizes, dtype);
+  uintptr_t block = reinterpret_cast<uintptr_t>(p);
+  if ((block & (kBlockAlign - 1)) != 0 || worst_cost(block, hint) == 0) [[likely]] return p;
+  const size_t slack = a.allocator.round_size(nbytes) - nbytes;
+  uintptr_t shift = best_shift(block, hint, std::min<uintptr_t>(slack, kMaxShift) & ~(kStep - 1));
+  if (worst_cost(block + shift, hint) != 0 && slack < kMaxShift) {
+    memory::device_allocators::free(a, p);
+    try {
+      p = a.allocator.allocate(nbytes + kMaxShift, stream);
+    } catch (const OutOfMemoryError&) {  // no room for the shift: unplaced, as any output
+      return allocate_cached(a, nbytes, stream, nbytes, sizes, dtype);
+    }
+    block = reinterpret_cast<uintptr_t>(p);
+    if ((block & (kBlockAlign - 1)) != 0) return p;
+    shift = best_shift(block, hint, kMaxShift);
+  }
+  *shifted = shift != 0;
+  return static_cast<char*>(p) + shift;
+}
+
 // The plugin's allocate failed with `err`. If it ran out of memory (having
 // released its own caches, as a plugin should), the blocks the core keeps on
 // this thread may be what is missing: release them and ask once more. Returns
@@ -150,13 +194,13 @@ std::string release_thread_caches_note() {
   throw OutOfMemoryError(op.name() + ": " + e.what());
 }
 
-Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device) {
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device, const placement::Hint* hint) {
   const int64_t numel = checked::check_shape("empty", sizes, dtype);
-  return allocate_contiguous(device_entry(device), device, sizes, numel, dtype);
+  return allocate_contiguous(device_entry(device), device, sizes, numel, dtype, hint);
 }
 
 Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel,
-                           ScalarType dtype) {
+                           ScalarType dtype, const placement::Hint* hint) {
   if (device_registry::retired(device.type())) [[unlikely]] fail_retired(e, device);
   // Fits: callers checked the shape (checked::check_shape), so numel * size <= INT64_MAX.
   const size_t nbytes = static_cast<size_t>(numel) * element_size(dtype);
@@ -178,11 +222,19 @@ Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef 
     const size_t request = small ? small_blocks::rounded(nbytes) : nbytes;
     if (e.core_allocator) [[likely]] {
       memory::DeviceAllocator& a = memory::device_allocators::get(e, device);
+      StorageImpl::Deleter deleter = &allocator_deleter;
       if (ptr == nullptr) {
-        ptr = allocate_cached(a, request, stream_handle(stream.get()), nbytes, sizes, dtype);
+        if (hint != nullptr && hint->count != 0 && !small && e.desc.dlpack_device_type == kDLCPU &&
+            e.desc.memory_alignment <= placement::kStep) {
+          bool shifted = false;
+          ptr = allocate_placed(a, request, stream_handle(stream.get()), sizes, dtype, *hint, &shifted);
+          if (shifted) deleter = &placed_deleter;
+        } else {
+          ptr = allocate_cached(a, request, stream_handle(stream.get()), nbytes, sizes, dtype);
+        }
         owner = PluginRef(e.plugin);
       }
-      storage = Storage(new StorageImpl(ptr, nbytes, device, &allocator_deleter, &a, std::move(owner)));
+      storage = Storage(new StorageImpl(ptr, nbytes, device, deleter, &a, std::move(owner)));
     } else {
       TsrStream handle = stream_handle(stream.get());
       TsrError* err =

@@ -12,12 +12,19 @@
 
 namespace tessera {
 
+namespace placement {
+struct Hint;
+}
+
 /// Creates an uninitialized tensor on a device (used by rules and factories).
 /// When the plugin runs out of memory, the core releases the blocks it caches
 /// on the calling thread (kept small tensors, small blocks) and asks once more;
 /// then OutOfMemoryError naming the bytes, dtype and shape, the device, the
 /// plugin and what was released (the plugin's message says what it released).
-Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device);
+/// `hint` (may be null; read during the call only) names the inputs of the op
+/// the tensor is the output of: on a host device with the core's allocator, its
+/// data is placed away from their page offsets (output_placement.h).
+Tensor empty_on(IntArrayRef sizes, ScalarType dtype, Device device, const placement::Hint* hint = nullptr);
 /// The caching allocators' release hook (CachingAllocator::set_cache_release_hook):
 /// returns this thread's kept small tensors and small blocks to their
 /// allocators; says what it returned ("" for nothing).
@@ -26,6 +33,9 @@ std::string release_thread_caches_note();
 [[noreturn, gnu::cold, gnu::noinline]] void rethrow_out_of_memory(const Operator& op, const OutOfMemoryError& e);
 /// Whether the storage's memory came from the core's caching allocator.
 bool is_allocator_storage(const StorageImpl& s) noexcept;
+/// The start of the allocator block holding s's memory: s.data(), or before it
+/// for an output placed by a hint (empty_on).
+void* allocation_start(const StorageImpl& s) noexcept;
 /// Tensor::record_stream for a plugin stream handle of t's device that
 /// Tessera does not own (a DLPack consumer's, docs/dlpack.md): the memory is
 /// not reused (caching allocator), freed (plugin allocator) or handed back to
@@ -42,6 +52,7 @@ bool is_pinned_storage(const StorageImpl& s, DeviceTypeId type = kAnyDeviceType)
 Tensor empty_pinned(IntArrayRef sizes, ScalarType dtype, const DeviceTypeEntry& pinner);
 /// empty_on for a caller that knows `sizes` are valid (none negative) and
 /// `numel` is their product: `e` is device's entry.
-Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype);
+Tensor allocate_contiguous(const DeviceTypeEntry& e, Device device, IntArrayRef sizes, int64_t numel, ScalarType dtype,
+                           const placement::Hint* hint = nullptr);
 
 }  // namespace tessera

@@ -9,6 +9,7 @@
 #include "abi_bridge.h"
 #include "local_keys.h"
 #include "operator_slots.h"
+#include "output_placement.h"
 #include "testing_hooks.h"
 #include "plugin_kernels.h"
 #include "structured.h"
@@ -24,13 +25,18 @@ TsrError* lane_allocate_output(TsrCallHandle, size_t index, TsrDType, int32_t, c
                                                          " is not a data-dependent output awaiting allocation");
 }
 
-// A new output when the tensor cache has none to give: one reference, owned by
-// the caller. Running out of memory is reported under op's name. (Six
-// arguments, all in registers: a seventh on the stack changed the lane's frame.)
-[[gnu::noinline]] TensorImpl* new_output(const Operator& op, Device device, IntArrayRef sizes, int64_t numel,
-                                         ScalarType dtype) {
+// A new output of a's shape when the tensor cache has none to give, placed away
+// from a's and b's (may be null) data: one reference, owned by the caller.
+// Running out of memory is reported under op's name. (Six arguments, all in
+// registers: a seventh on the stack changed the lane's frame.)
+[[gnu::noinline]] TensorImpl* new_output(const Operator& op, Device device, const TensorImpl* a, const TensorImpl* b,
+                                         int64_t numel, ScalarType dtype) {
+  placement::Hint hint;
+  hint.add(a->data());
+  if (b != nullptr) hint.add(b->data());
   try {
-    boost::intrusive_ptr<TensorImpl> t = allocate_contiguous(device_entry(device), device, sizes, numel, dtype).impl();
+    boost::intrusive_ptr<TensorImpl> t =
+        allocate_contiguous(device_entry(device), device, a->sizes(), numel, dtype, &hint).impl();
     return t.detach();
   } catch (const OutOfMemoryError& e) {
     rethrow_out_of_memory(op, e);
@@ -152,7 +158,7 @@ template <class Args>
   TensorImpl* o = nullptr;
   if (small_blocks::eligible(dev, device, nbytes) && !device_registry::retired(device.type()))
     o = TensorCache::reuse(device.type(), nbytes, a->sizes(), numel, out_dtype);
-  if (o == nullptr) [[unlikely]] o = new_output(op, device, a->sizes(), numel, out_dtype);
+  if (o == nullptr) [[unlikely]] o = new_output(op, device, a, n == 2 ? args.tensor(1) : nullptr, numel, out_dtype);
   args.output() = Tensor(boost::intrusive_ptr<TensorImpl>(o, /*add_ref=*/false));
 
   const DLDevice dl_device = dl_device_of(dev, device.index());

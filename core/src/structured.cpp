@@ -13,6 +13,7 @@
 #include "abi_bridge.h"
 #include "checked_math.h"
 #include "operator_slots.h"
+#include "output_placement.h"
 #include "testing_hooks.h"
 #include "plugin_host.h"
 #include "plugin_kernels.h"
@@ -219,15 +220,28 @@ void StructuredCall::fill_list_views(ListViews& views) {
   values_[list_arg_].as.tensor_list.size = views.ptrs.size();
 }
 
+// The first three tensor arguments of 4 KiB and more: the inputs a new output
+// is placed away from (output_placement.h). A smaller one (a number's tensor, a
+// bias) stays in L1 and does not stream beside the output.
+void StructuredCall::fill_placement_hint(placement::Hint& hint) const {
+  for (int i = 0; i < num_args_ && hint.count < 3; ++i) {
+    if (!(set_mask_ >> i & 1u) || values_[i].tag != TSR_VALUE_TENSOR) continue;
+    const TensorImpl& t = *impls_[i];
+    if (t.numel() * int64_t(element_size(t.dtype())) >= 4096) hint.add(t.data());
+  }
+}
+
 void StructuredCall::run() {
   if (ops::t_out_target != nullptr) [[unlikely]] adopt_out_target();
   const DeviceTypeEntry& dev = device_entry(device);
   bool all_empty = num_outputs_ > 0;
   bool data_dependent = false;
+  placement::Hint hint;  // filled when the first new output needs it
   for (int i = 0; i < num_outputs_; ++i) {
     if (out_kind_[i] == 0) {
+      if (hint.count == 0) fill_placement_hint(hint);
       try {
-        outputs_[i] = g_output_guard_bytes == 0 ? empty_on(out_shape_[i], out_dtypes_[i], device)
+        outputs_[i] = g_output_guard_bytes == 0 ? empty_on(out_shape_[i], out_dtypes_[i], device, &hint)
                                                 : guarded_empty(out_shape_[i], out_dtypes_[i], device, false);
       } catch (const OutOfMemoryError& e) {
         rethrow_out_of_memory(op_, e);

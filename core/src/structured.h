@@ -146,6 +146,7 @@ class StructuredCall {
   // An out= form of this op is running (ops/out_target.h): output 0 becomes
   // its tensor when that fits.
   [[gnu::cold, gnu::noinline]] void adopt_out_target();
+  void fill_placement_hint(placement::Hint& hint) const;
   [[gnu::cold, gnu::noinline]] void trace_kernel(const DeviceTypeEntry& dev, const struct PluginKernel& k) const;
   void mark_set(int i) {
     set_mask_ |= 1u << i;

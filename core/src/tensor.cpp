@@ -13,6 +13,7 @@
 #include "checked_math.h"
 #include "device_registry.h"
 #include "ops/ops.h"
+#include "output_placement.h"
 #include "structured.h"
 
 namespace tessera {
@@ -77,7 +78,9 @@ Tensor Tensor::to(Device device, ScalarType dtype, bool non_blocking) const {
   if (device == this->device()) {
     if (dtype == scalar_type()) return *this;
     (void)checked::check_shape("to", sizes(), dtype);  // a wider dtype may not fit where this one did
-    Tensor out = empty_on(sizes(), dtype, device);
+    placement::Hint hint;  // the cast streams this into out
+    hint.add(impl_->data());
+    Tensor out = empty_on(sizes(), dtype, device, &hint);
     out.copy_(*this);
     return out;
   }

@@ -17,7 +17,7 @@ void record_use(const Tensor& t, TsrStream handle, const Stream* stream) {
   StorageImpl& s = *t.storage();
   if (!e.has(TSR_DEVICE_CAP_ASYNC) || e.no_storage() || s.data() == nullptr) return;  // nothing is queued
   if (is_allocator_storage(s)) {
-    static_cast<memory::DeviceAllocator*>(s.deleter_context())->allocator.record_stream(s.data(), handle);
+    static_cast<memory::DeviceAllocator*>(s.deleter_context())->allocator.record_stream(allocation_start(s), handle);
     return;
   }
   // Ours (the plugin's allocator) or a DLPack import; from_blob memory is its owner's business.

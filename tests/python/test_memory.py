@@ -678,6 +678,76 @@ def test_record_stream_of_another_device_is_refused(sim):
     assert M.memory_allocated(sim) == 0 and stat("active.all.current") == 0
 
 
+# ---- where a new cpu output starts ----------------------------------------------------
+
+WINDOW = 448  # docs/memory.md: an input d bytes below the output (mod 4 KiB), 1 <= d <= 448, stalls its loads
+
+
+def alias_cost(out_ptr, in_ptr):
+    d = (out_ptr - in_ptr) % 4096
+    return WINDOW + 1 - d if 1 <= d <= WINDOW else 0
+
+
+def numpy_at(page_offset, n, dtype="float32", seed=0):
+    """A NumPy array of n elements whose data starts `page_offset` bytes into a 4 KiB page."""
+    import numpy as np
+    item = np.dtype(dtype).itemsize
+    buf = np.random.default_rng(seed).uniform(0.5, 2.0, n + 8192 // item).astype(dtype)
+    start = ((page_offset - buf.ctypes.data) % 4096) // item
+    a = buf[start:start + n]
+    assert a.ctypes.data % 4096 == page_offset
+    return a
+
+
+def test_a_new_cpu_output_starts_outside_its_inputs_alias_window():
+    """NumPy's arrays start anywhere in a page; an op's new output is placed so that
+    its input does not sit 1..448 bytes below it modulo 4 KiB (a number's tensor
+    beside it does not count), keeps 64-byte alignment and holds the right
+    values; the shifted blocks all go back to the allocator."""
+    import numpy as np
+    n = 1 << 16
+    warm = tessera.ones([n]) * 3.0  # the number's small blocks stay in this thread's cache
+    del warm
+    gc.collect()
+    before = M.memory_allocated("cpu")
+    in_window_before = 0
+    for offset in range(0, 4096, 16):
+        a = numpy_at(offset, n)
+        x = tessera.from_dlpack(a)
+        in_window_before += alias_cost(0, x.data_ptr()) != 0  # where a page-aligned output would sit
+        results = [(tessera.reciprocal(x), 1 / a), (tessera.exp(x), np.exp(a)), (x * 3.0, a * np.float32(3)),
+                   (x + x, a + a), (x.clone(), a), (x.to(tessera.float64), a.astype(np.float64))]
+        for r, expected in results:
+            assert r.data_ptr() % 64 == 0
+            assert alias_cost(r.data_ptr(), x.data_ptr()) == 0, (offset, r.data_ptr() % 4096)
+            np.testing.assert_allclose(np.asarray(r), expected, rtol=2e-7, atol=0)
+        del results, r
+    assert in_window_before == 28  # the offsets 3648 .. 4080 would have stalled
+    del x
+    gc.collect()
+    assert M.memory_allocated("cpu") == before
+
+
+def test_outputs_of_two_inputs_take_the_least_bad_place_and_our_own_stay_on_their_blocks():
+    """Two inputs can leave no place clear of both: the output then takes the place
+    whose worst input sits farthest below it, among its block's first 512 bytes."""
+    import numpy as np
+    n = 1 << 15
+    for ox in range(0, 4096, 64):
+        for oy in (ox - 64, ox + 100 * 16, 4032, 16):
+            oy %= 4096
+            a, b = numpy_at(ox, n), numpy_at(oy, n, seed=1)
+            x, y = tessera.from_dlpack(a), tessera.from_dlpack(b)
+            r = tessera.mul(x, y)
+            block = r.data_ptr() & ~511
+            best = min(max(alias_cost(block + s, p) for p in (x.data_ptr(), y.data_ptr())) for s in range(0, 512, 64))
+            assert max(alias_cost(r.data_ptr(), p) for p in (x.data_ptr(), y.data_ptr())) == best, (ox, oy)
+            np.testing.assert_array_equal(np.asarray(r), a * b)
+    own = tessera.rand([n]) + 1
+    for r in (own.reciprocal(), own + own, own.clone()):
+        assert r.data_ptr() % 512 == 0  # a block start: never shifted for inputs that are themselves blocks
+
+
 # ---- devices without the allocator ----------------------------------------------------
 
 

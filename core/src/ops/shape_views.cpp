@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "../checked_math.h"
+#include "../output_placement.h"
 #include "../structured.h"
 #include "ops.h"
 
@@ -335,7 +336,9 @@ void contiguous_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
 
 void clone_kernel(const Operator& op, DispatchKeySet, Frame& f, void*) {
   const Tensor& self = self_of(op, f);
-  Tensor out = empty_on(self.sizes(), self.scalar_type(), self.device());
+  placement::Hint hint;  // the copy streams self into out
+  hint.add(self.unsafeGetTensorImpl()->data());
+  Tensor out = empty_on(self.sizes(), self.scalar_type(), self.device(), &hint);
   out.copy_(self);
   f.outputs[0] = std::move(out);
 }
