@@ -364,6 +364,31 @@ def test_tanh_float32_within_two_ulp():
     assert np.array_equal(np.signbit(got[:2]), [False, True]) and np.isnan(got[2])
 
 
+def test_exp2_float32_within_one_ulp():
+    # float32 exp2 is exp_math.hpp's: n = round(x), 2^(x - n) by exp's polynomial, 2^n by
+    # scaling. Within 1 ulp of the long double exp2 (2 on the SSE2 baseline, which has no
+    # FMA) over a sweep of bit patterns, and densely where n changes (x = k + 1/2), where
+    # the result turns subnormal (-126), reaches the smallest subnormal (-149, -150) and
+    # overflows (128).
+    bits = np.arange(0, 2 ** 32, 509, dtype=np.uint64).astype(np.uint32)
+    steps = np.arange(-3000, 3000, dtype=np.int64)
+    dense = [(np.array([np.float32(c)]).view(np.int32).astype(np.int64) + steps).astype(np.int32).view(np.float32)
+             for c in (0.5, -0.5, 1.5, -1.5, 100.5, -126.0, -149.0, -150.0, 128.0, 1e-3)]
+    x = np.concatenate([bits.view(np.float32), *dense])
+    x = x[~np.isnan(x)]
+    with np.errstate(all="ignore"):
+        want = np.exp2(x.astype(np.longdouble))
+    got = np.from_dlpack(tessera.exp2(to_t(x)))
+    err = _ulps(got, want, np.float32)
+    bound = 2 if "baseline kernels" in tessera.info() else 1
+    assert err.max() <= bound, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    special = np.float32([np.nan, np.inf, -np.inf, 0, -0.0, 128, 127.99999, -149, -150, -1000, 1000])
+    got = np.from_dlpack(tessera.exp2(to_t(special)))
+    want = np.float32([np.nan, np.inf, 0, 1, 1, np.inf, np.exp2(np.float64(np.float32(127.99999))), 2.0 ** -149, 0,
+                       0, np.inf])
+    assert np.array_equal(got, want, equal_nan=True)
+
+
 def test_exact_gelu_keeps_relative_accuracy_float32():
     # gelu(x) = x Phi(x) = 0.5 x erfc(-x / sqrt 2): for x << 0 the result is tiny and
     # 0.5 x (1 + erf(x / sqrt 2)) would cancel; ours (plugins/cpu/src/erf_math.hpp)
