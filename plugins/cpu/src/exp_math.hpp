@@ -166,7 +166,8 @@ TSR_SLEEF_INLINE VecF min_keep_nan(float hi, VecF x) {
 TSR_SLEEF_INLINE VecF exp2(VecF x) {
   const VecF q = min_keep_nan(129.0f, max_keep_nan(-151.0f, x));
 #if defined(__AVX512F__)
-  const VecF nf = _mm512_roundscale_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const VecF nf = _mm512_maskz_roundscale_ps(static_cast<__mmask16>(0xffff), q,  // see scale_pow2
+                                             _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #elif defined(__AVX__)
   const VecF nf = _mm256_round_ps(q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 #else

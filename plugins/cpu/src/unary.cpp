@@ -14,6 +14,7 @@
 #include "kernels.hpp"
 #include "log1p_math.hpp"
 #include "round_math.hpp"
+#include "rsqrt_math.hpp"
 #include "sleef_math.hpp"
 #include "vec_math.hpp"
 
@@ -110,6 +111,12 @@ TSR_PER_PRECISION(log1p_of, log1pmath::log1p(x), sleef::log1p<C>(x))
 TSR_VECTOR_OP(Log1p, log1p_of<C>(x))
 TSR_FLOAT_OP(Sqrt, kGrainExpensive, std::sqrt(x))
 TSR_FLOAT_OP(Rsqrt, kGrainExpensive, C(1) / std::sqrt(x))
+// float32 rsqrt: rsqrt_math.hpp's (the estimate and a Newton step at AVX-512).
+#if defined(__AVX512F__)
+TSR_VECTOR_OP_GRAIN(RsqrtF, kGrain, rsqrtmath::rsqrt(x))
+#else
+TSR_VECTOR_OP_GRAIN(RsqrtF, kGrainExpensive, rsqrtmath::rsqrt(x))
+#endif
 TSR_FLOAT_OP(Reciprocal, kGrain, C(1) / x)
 TSR_VECTOR_OP(Sin, sin(x))
 TSR_VECTOR_OP(Cos, cos(x))
@@ -454,7 +461,7 @@ void register_unary_kernels(const sdk::Host& host) {
       {"log10", kFloatMask, &kernel_entry<&float_kernel<Log10>>},
       {"log1p", kFloatMask, &kernel_entry<&float_kernel<Log1p>>},
       {"sqrt", kFloatMask, &kernel_entry<&float_kernel<Sqrt>>},
-      {"rsqrt", kFloatMask, &kernel_entry<&float_kernel<Rsqrt>>},
+      {"rsqrt", kFloatMask, &kernel_entry<&float_kernel<Rsqrt, RsqrtF>>},
       {"reciprocal", kFloatMask, &kernel_entry<&float_kernel<Reciprocal>>},
       {"square", kNumericMask, &kernel_entry<&square_kernel>},
       {"sin", kFloatMask, &kernel_entry<&float_kernel<Sin>>},
