@@ -748,6 +748,42 @@ def test_outputs_of_two_inputs_take_the_least_bad_place_and_our_own_stay_on_thei
         assert r.data_ptr() % 512 == 0  # a block start: never shifted for inputs that are themselves blocks
 
 
+PLACEMENT_UNDER_LIMIT_SCRIPT = """
+import json, os
+import numpy as np
+import tessera
+import tessera.memory as M
+
+MiB = 1 << 20
+total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+n = 60 * MiB // 4
+buf = np.ones(n + 4096, np.float32)
+start = ((4032 - buf.ctypes.data) % 4096) // 4
+a = buf[start:start + n]  # 64 bytes below a page start
+x = tessera.from_dlpack(a)
+# Room for the output's 60 MiB but not for the 512 more a placed block takes.
+M.set_per_process_memory_fraction((M.memory_reserved("cpu") + 60 * MiB + 256) / total, "cpu")
+r = x.neg()
+out = {"limited": r.data_ptr() % 4096, "right": bool(np.array_equal(np.asarray(r), -a))}
+del r
+M.set_per_process_memory_fraction(1.0, "cpu")
+r = x.neg()
+out["free"] = r.data_ptr() % 4096
+out["right_free"] = bool(np.array_equal(np.asarray(r), -a))
+print(json.dumps(out))
+"""
+
+
+def test_an_output_with_no_room_to_be_placed_takes_an_ordinary_block():
+    """The larger block a placed output needs does not fit under the limit: the
+    output takes an ordinary block (in the window, right values) instead of
+    failing; with the limit lifted the same op places it."""
+    out = run_script(PLACEMENT_UNDER_LIMIT_SCRIPT)
+    assert out["right"] and out["right_free"]
+    assert alias_cost(out["limited"], 4032) != 0
+    assert alias_cost(out["free"], 4032) == 0
+
+
 # ---- devices without the allocator ----------------------------------------------------
 
 
