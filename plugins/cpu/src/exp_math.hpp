@@ -86,23 +86,39 @@ TSR_SLEEF_INLINE VecF exp(VecF x) {
   return x != x ? x : r;
 }
 
+/// max(lo, x) with a NaN x kept (maxps returns its second operand when one is NaN).
+TSR_SLEEF_INLINE VecF max_keep_nan(float lo, VecF x) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(lo), x);  // see scale_pow2
+#elif defined(__AVX__)
+  return _mm256_max_ps(_mm256_set1_ps(lo), x);
+#elif defined(__SSE2__)
+  return _mm_max_ps(_mm_set1_ps(lo), x);
+#else
+  return x > lo || x != x ? x : VecF{} + lo;
+#endif
+}
+/// min(hi, x) with a NaN x kept, as max_keep_nan.
+TSR_SLEEF_INLINE VecF min_keep_nan(float hi, VecF x) {
+#if defined(__AVX512F__)
+  return _mm512_maskz_min_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(hi), x);
+#elif defined(__AVX__)
+  return _mm256_min_ps(_mm256_set1_ps(hi), x);
+#elif defined(__SSE2__)
+  return _mm_min_ps(_mm_set1_ps(hi), x);
+#else
+  return x < hi || x != x ? x : VecF{} + hi;
+#endif
+}
+
 /// 1 / (1 + e^-x), as sleef_math.hpp's sigmoid: e = e^-|x| never overflows,
 /// and for x < 0, e / (1 + e) keeps the relative accuracy where 1 / (1 + e^-x)
 /// would round to 0. NaN gives NaN.
 TSR_SLEEF_INLINE VecF sigmoid(VecF x) {
-  // -|x| by setting the sign bit, clamped to exp_core's range by a max whose
-  // NaN operand wins (maxps returns its second operand when one is NaN), so a
-  // NaN x runs through as NaN without exp's own clamps and fix-up.
+  // -|x| by setting the sign bit, clamped to exp_core's range with a NaN kept,
+  // so a NaN x runs through as NaN without exp's own clamps and fix-up.
   const VecF neg = (VecF)((VecI)x | static_cast<int32_t>(0x80000000u));
-#if defined(__AVX512F__)
-  const VecF q = _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(-104.0f), neg);
-#elif defined(__AVX__)
-  const VecF q = _mm256_max_ps(_mm256_set1_ps(-104.0f), neg);
-#elif defined(__SSE2__)
-  const VecF q = _mm_max_ps(_mm_set1_ps(-104.0f), neg);
-#else
-  const VecF q = neg > -104.0f || neg != neg ? neg : VecF{} - 104.0f;
-#endif
+  const VecF q = max_keep_nan(-104.0f, neg);
   const VecF e = exp_core(q);
   const VecF r = 1.0f / (1.0f + e);
   return x >= 0.0f ? r : e * r;
@@ -129,31 +145,6 @@ TSR_SLEEF_INLINE VecF tanh(VecF x) {
   const VecF r = ax < 0.625f ? small : big;
   const VecF y = (VecF)((VecI)r | ((VecI)x & static_cast<int32_t>(0x80000000u)));
   return x != x ? x : y;
-}
-
-/// max(lo, x) with a NaN x kept (maxps returns its second operand when one is NaN).
-TSR_SLEEF_INLINE VecF max_keep_nan(float lo, VecF x) {
-#if defined(__AVX512F__)
-  return _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(lo), x);  // see scale_pow2
-#elif defined(__AVX__)
-  return _mm256_max_ps(_mm256_set1_ps(lo), x);
-#elif defined(__SSE2__)
-  return _mm_max_ps(_mm_set1_ps(lo), x);
-#else
-  return x > lo || x != x ? x : VecF{} + lo;
-#endif
-}
-/// min(hi, x) with a NaN x kept, as max_keep_nan.
-TSR_SLEEF_INLINE VecF min_keep_nan(float hi, VecF x) {
-#if defined(__AVX512F__)
-  return _mm512_maskz_min_ps(static_cast<__mmask16>(0xffff), _mm512_set1_ps(hi), x);
-#elif defined(__AVX__)
-  return _mm256_min_ps(_mm256_set1_ps(hi), x);
-#elif defined(__SSE2__)
-  return _mm_min_ps(_mm_set1_ps(hi), x);
-#else
-  return x < hi || x != x ? x : VecF{} + hi;
-#endif
 }
 
 /// 2^x: x = n + f, n the nearest integer (after clamping x to [-151, 129],
