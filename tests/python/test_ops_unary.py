@@ -389,6 +389,34 @@ def test_exp2_float32_within_one_ulp():
     assert np.array_equal(got, want, equal_nan=True)
 
 
+@pytest.mark.parametrize("op", ["sin", "cos"])
+def test_sin_cos_float32_within_one_ulp(op):
+    # float32 sin and cos are sincos_math.hpp's where the level has FMA: x - n pi/2 in FMA
+    # steps with its rounding carried, polynomials of degree 2 in r^2; a vector with any
+    # |x| > 2048 (or inf, NaN) goes to SLEEF, as everything does on the SSE2 baseline. Within
+    # 1 ulp of the long double function over a sweep of bit patterns (huge arguments included),
+    # densely around multiples of pi/2 (where the reduced argument nearly cancels) and around
+    # 2048; inf and NaN give NaN, +-0 give +-0 (sin) and 1 (cos).
+    bits = np.arange(0, 2 ** 32, 509, dtype=np.uint64).astype(np.uint32)
+    steps = np.arange(-600, 600, dtype=np.int64)
+    centres = [k * np.pi / 2 for k in (1, 2, 3, 4, 7, 100, 355, 1000, 1288, 1303, -1, -5, -710)] + [2048.0, 1e-3]
+    dense = [(np.array([np.float32(c)]).view(np.int32).astype(np.int64) + steps).astype(np.int32).view(np.float32)
+             for c in centres]
+    x = np.concatenate([bits.view(np.float32), *dense])
+    x = x[np.isfinite(x)]
+    want = getattr(np, op)(x.astype(np.longdouble))
+    got = np.from_dlpack(getattr(tessera, op)(to_t(x)))
+    err = _ulps(got, want, np.float32)
+    assert err.max() <= 1, (x[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+    special = np.float32([np.nan, np.inf, -np.inf, 0.0, -0.0])
+    got = np.from_dlpack(getattr(tessera, op)(to_t(special)))
+    assert np.isnan(got[:3]).all()
+    if op == "sin":
+        assert np.array_equal(got[3:], [0.0, -0.0]) and np.array_equal(np.signbit(got[3:]), [False, True])
+    else:
+        assert np.array_equal(got[3:], [1.0, 1.0])
+
+
 def test_rsqrt_float32_within_one_ulp():
     # float32 rsqrt is rsqrt_math.hpp's: at AVX-512 the hardware's estimate and one Newton
     # step, elsewhere 1 / sqrt (2 ulp). Within 1 ulp of the long double 1 / sqrt over a sweep of

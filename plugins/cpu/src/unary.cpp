@@ -5,7 +5,7 @@
 // most, vec_math.hpp for expm1, log and float64 tanh where FMA makes it
 // faster, erf_math.hpp for float32 erf and exact gelu, exp_math.hpp for
 // float32 exp, sigmoid, silu and tanh, log1p_math.hpp for float32 log1p (and
-// softplus).
+// softplus), sincos_math.hpp for float32 sin and cos.
 #include "isa.hpp"
 #include "common.hpp"
 #include "elementwise.hpp"
@@ -15,6 +15,7 @@
 #include "log1p_math.hpp"
 #include "round_math.hpp"
 #include "rsqrt_math.hpp"
+#include "sincos_math.hpp"
 #include "sleef_math.hpp"
 #include "vec_math.hpp"
 
@@ -118,8 +119,12 @@ TSR_VECTOR_OP_GRAIN(RsqrtF, kGrain, rsqrtmath::rsqrt(x))
 TSR_VECTOR_OP_GRAIN(RsqrtF, kGrainExpensive, rsqrtmath::rsqrt(x))
 #endif
 TSR_FLOAT_OP(Reciprocal, kGrain, C(1) / x)
-TSR_VECTOR_OP(Sin, sin(x))
-TSR_VECTOR_OP(Cos, cos(x))
+// float32 sin and cos: sincos_math.hpp's where the level has FMA (0.92 ulp,
+// SLEEF's for vectors with |x| > 2048); float64 keeps SLEEF.
+TSR_PER_PRECISION(sin_of, sincosmath::sin(x), sleef::sin(x))
+TSR_PER_PRECISION(cos_of, sincosmath::cos(x), sleef::cos(x))
+TSR_VECTOR_OP(Sin, sin_of<C>(x))
+TSR_VECTOR_OP(Cos, cos_of<C>(x))
 TSR_VECTOR_OP(Tan, tan(x))
 TSR_VECTOR_OP(Asin, asin(x))
 TSR_VECTOR_OP(Acos, acos(x))
