@@ -21,13 +21,18 @@
 // AMD CPU (kernel_wins below); every other answer is a refusal and the caller
 // keeps its float32 path. Also refused by oneDNN's choice: products it gives a
 // lesser kernel even on such a CPU (M < 8, or all sizes <= ~16).
-// float32 products (matmul_f32) run here only on AMD CPUs, on oneDNN's
-// brg:avx512_core kernel: on Zen 4 (1 thread, standalone program against
-// OpenBLAS 0.3.21's SkylakeX sgemm) 256x784 @ 784x512 1.85 ms vs 1.98 ms,
-// 256x512 @ 512x512 1.18 vs 1.28 ms, 512^3 2.40 vs 2.55 ms, 256x512 @ 512x10
-// 36 vs 53 us; batched, 16 x 128^3 through bmm in Python 598-606 vs 698-702 us
-// (TESSERA_CPU_ONEDNN=0; PyTorch 716-744 us in the same processes); on Intel
-// CPUs it was not measured, and OpenBLAS keeps them.
+// float32 products (matmul_f32) run here where oneDNN picks its
+// brg:avx512_core kernel, on any vendor's CPU. On Zen 4 (1 thread, standalone
+// program against OpenBLAS 0.3.21's SkylakeX sgemm) 256x784 @ 784x512 1.85 ms
+// vs 1.98 ms, 256x512 @ 512x512 1.18 vs 1.28 ms, 512^3 2.40 vs 2.55 ms,
+// 256x512 @ 512x10 36 vs 53 us; batched, 16 x 128^3 through bmm in Python
+// 598-606 vs 698-702 us (TESSERA_CPU_ONEDNN=0; PyTorch 716-744 us in the same
+// processes). On an Intel Xeon (Emerald Rapids, 2 cores; bench_vs_torch.py
+// --filter '^(mm 512|bmm|MLP)', two runs per setting alternating, ratios to
+// PyTorch's MKL): 512^3 1.04x-1.19x on OpenBLAS, 1.04x with this kernel at 1
+// thread, 1.21x-1.25x against 1.02x at 2; bmm 16 x 128^3 1.18x-1.22x against
+// 0.95x-1.05x, 1.15x-1.33x against 0.97x-1.08x; the MLP step 0.97x-1.11x
+// against 0.82x-0.99x, 1.01x-1.03x against 0.90x-0.94x.
 // oneDNN 2.6 has no float16 matmul on the CPU (creating one throws "could not
 // create a primitive descriptor iterator"), so float16 stays on the float32
 // path. OpenBLAS's cblas_sbgemm was the other candidate for bfloat16: Debian's
@@ -171,7 +176,7 @@ bool amd_cpu() {
   return amd;
 }
 bool kernel_wins(const std::string& impl, dt in) {
-  if (in == dt::f32) return amd_cpu() && impl.find("brg:avx512_core") != std::string::npos;
+  if (in == dt::f32) return impl.find("brg:avx512_core") != std::string::npos;
   if (impl.find("amx") != std::string::npos) return true;
   return amd_cpu() && impl.find("avx512_core_bf16") != std::string::npos;
 }
@@ -290,7 +295,10 @@ bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, 
   return run_matmul(p, dt::bf16, a, b, c, f32_out, threads);
 }
 
-bool matmul_f32_enabled() { return matmul_available() && amd_cpu(); }
+bool matmul_f32_enabled() {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");  // brg:avx512_core needs it
+  return avx512 && matmul_available();
+}
 
 bool matmul_f32(const MatmulProblem& p, const float* a, const float* b, float* c, int threads) {
   if (!matmul_f32_enabled()) return false;

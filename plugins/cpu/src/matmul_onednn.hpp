@@ -39,12 +39,12 @@ bool matmul_available();
 bool matmul_bf16(const MatmulProblem& p, const void* a, const void* b, void* c, bool f32_out, int threads);
 
 /// The same for float32 operands and output, where oneDNN has a kernel for
-/// the problem that beats OpenBLAS here (its brg:avx512_core kernel on AMD CPUs;
-/// matmul_onednn.cpp has the numbers); false otherwise, as matmul_bf16.
+/// the problem that beats OpenBLAS here (its brg:avx512_core kernel, on AMD and
+/// Intel CPUs; matmul_onednn.cpp has the numbers); false otherwise, as matmul_bf16.
 bool matmul_f32(const MatmulProblem& p, const float* a, const float* b, float* c, int threads);
 
-/// Whether matmul_f32 can take any problem here at all (oneDNN available, an
-/// AMD CPU): callers skip preparing for it otherwise.
+/// Whether matmul_f32 can take any problem here at all (oneDNN available, a
+/// CPU with AVX-512): callers skip preparing for it otherwise.
 bool matmul_f32_enabled();
 
 }  // namespace tessera::cpu::onednn
