@@ -15,9 +15,10 @@
 // Within 0.92 ulp of the true value (a check at AVX-512 while writing it, of
 // every 7th float32 with |x| <= kMax and of the tests' inputs, dense around
 // multiples of pi/2; tests check <= 1 ulp at every level: without r_lo 478
-// ulp for sin, 13.8 for cos; pi/2's third part from math.pi: 22 ulp for sin). A vector with any |x| > kMax, an infinity or a NaN
-// goes to SLEEF whole (above kMax the first step is no longer exact: 1.08 ulp
-// at 2425 when kMax was 4096). The SSE2 baseline has no FMA and keeps SLEEF.
+// ulp for sin, 13.8 for cos; a third part of pi/2 from math.pi: 22). A
+// vector with any |x| > kMax, inf or NaN goes to SLEEF whole (above kMax the
+// first step is no longer exact: 1.08 ulp at 2425 when kMax was 4096). The SSE2
+// baseline has no FMA and keeps SLEEF.
 #pragma once
 
 #include "isa.hpp"
@@ -29,8 +30,6 @@ namespace tessera::cpu { inline namespace TSR_CPU_ISA { namespace sincosmath {
 using sleef::VecF;
 
 #if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
-inline constexpr bool kInlined = true;
-
 using expmath::fma;
 using expmath::mul_add;
 using expmath::VecI;
@@ -90,7 +89,6 @@ TSR_SLEEF_INLINE VecF cos(VecF x) {
   return sin_or_cos<true>(x);
 }
 #else
-inline constexpr bool kInlined = false;
 TSR_SLEEF_INLINE VecF sin(VecF x) { return sleef::sin(x); }
 TSR_SLEEF_INLINE VecF cos(VecF x) { return sleef::cos(x); }
 #endif
