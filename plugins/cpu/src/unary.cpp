@@ -135,8 +135,8 @@ TSR_VECTOR_OP(Cosh, cosh<C>(x))
 // against 1.23 ns per element), same formula.
 TSR_VECTOR_OP(Sigmoid, sigmoid_of<C>(x))
 TSR_VECTOR_OP(Silu, x* sigmoid_of<C>(x))
-// float32 erf and exact gelu: erf_math.hpp's (2.5x and 3.3x faster than SLEEF's
-// erff/erfcf in a 1M-element AVX-512 loop); float64 keeps SLEEF.
+// float32 erf and exact gelu: erf_math.hpp's (faster than SLEEF's erff/erfcf,
+// which compute in double-float arithmetic); float64 keeps SLEEF.
 TSR_PER_PRECISION(erf_of, erfmath::erf(x), sleef::erf(x))
 // x Phi(x) = 0.5 x erfc(-x / sqrt 2): unlike 1 + erf(x / sqrt 2), no cancellation for x << 0.
 TSR_PER_PRECISION(gelu_erf_of, erfmath::gelu(x), C(0.5) * x * sleef::erfc(x * C(-0.70710678118654752440)))
