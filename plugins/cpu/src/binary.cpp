@@ -8,6 +8,7 @@
 #include "convert.hpp"
 #include "elementwise.hpp"
 #include "kernels.hpp"
+#include "pow_math.hpp"
 #include "sleef_math.hpp"
 
 #include <cmath>
@@ -360,8 +361,9 @@ void pow_kernel(const TsrKernelCall& call) {
       }
       map_compute<T>(ops, kGrainExpensive, [](T x, T y) { return int_pow(x, y); });
     } else {
+      // float32 (and float16/bfloat16) at AVX-512: pow_math.hpp's, in double; SLEEF elsewhere.
       sleef::vector_map2<T>(*ops.out, *ops.self, *ops.other, kGrainExpensive,
-                            [](auto x, auto y) __attribute__((always_inline)) { return sleef::pow(x, y); });
+                            [](auto x, auto y) __attribute__((always_inline)) { return powmath::pow(x, y); });
     }
   });
 }
