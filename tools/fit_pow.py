@@ -2,13 +2,13 @@
 
     python3 tools/fit_pow.py        # NumPy only; prints the C++ constants and the fits' errors
 
-pow(x, y) = 2^(y log2 x), computed in double for float32 operands, so its rounding errors stay near
-2^-40 and the one rounding to float dominates. log2 x: x = m 2^e with m in [0.75, 1.5) (vgetmantpd);
+pow(x, y) = 2^(y log2 x), computed in double for float32 operands, so its own errors stay below 1e-9
+relative and the one rounding to float dominates. log2 x: x = m 2^e with m in [0.75, 1.5) (vgetmantpd);
 m's nearest of the 16 centres c_j = 0.75 + j / 20 picks interval j (c_5 = 1, so pow(1, y) is 1); invc_j
 is 1 / c_j rounded to float (a short multiplier) and logc_j = -log2(invc_j); r = m invc_j - 1 (one FMA,
-|r| < 0.032) and log2 m = logc_j + r P(r). 2^z: z = n + f with |f| <= 1/2, 2^f = E(f), then scaled by
+|r| < 0.034) and log2 m = logc_j + r P(r). 2^z: z = n + f with |f| <= 1/2, 2^f = E(f), then scaled by
 2^n (vscalefpd). P and E are least-squares fits on Chebyshev nodes, reweighted towards the minimax
-relative error, against NumPy's double log2 and exp2.
+relative error, against NumPy's double log1p / log(2) and exp2.
 """
 import math
 
