@@ -286,6 +286,46 @@ TEST(AutogradEngine, AnomalyModeNamesTheForwardOp) {
   expect_autograd_error([&] { y.sum().backward(); }, {"anomaly", "DivBackward", "NaN", "div(self=float64[1]"});
 }
 
+namespace {
+// Identity whose backward returns a [3, 2] view of *held (a 6-element tensor).
+struct GradIsAViewOf : ag::Function<GradIsAViewOf> {
+  static Tensor forward(ag::AutogradContext* ctx, const Tensor& x, const Tensor* held) {
+    ctx->saved_data["held"] = *held;
+    return x * 1.0;
+  }
+  static ag::variable_list backward(ag::AutogradContext* ctx, ag::variable_list) {
+    return {std::any_cast<Tensor>(ctx->saved_data["held"]).reshape({3, 2})};
+  }
+};
+}  // namespace
+
+// A leaf's first gradient becomes its .grad uncopied when nothing else can
+// reach its memory, also when it leaves backward as a view (a Linear weight's
+// gradient comes out of transpose's backward), and is copied when the view's
+// base is still someone else's.
+TEST(AutogradEngine, FirstGradientIsTakenUncopiedOnlyWhenNothingElseHoldsIt) {
+  Tensor w = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).reshape({3, 2}).detach().requires_grad_();
+  Tensor x = tensor({1.0, -2.0, 0.5, 4.0}).reshape({2, 2});
+  const void* reached = nullptr;
+  w.register_hook([&](const Tensor& g) {
+    reached = g.data_ptr();
+    return Tensor();
+  });
+  x.mm(w.t()).sum().backward();  // d/dw[i][j] = sum over rows of x[.][j]
+  EXPECT_EQ(w.grad().data_ptr(), reached);
+  EXPECT_TRUE(w.grad().is_contiguous());
+  EXPECT_EQ(vals(w.grad()), (std::vector<double>{1.5, 2, 1.5, 2, 1.5, 2}));
+
+  // A backward handing v a view of a tensor its caller still holds: copied.
+  Tensor v = tensor({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}).reshape({3, 2}).detach().requires_grad_();
+  Tensor held = tensor({10.0, 20.0, 30.0, 40.0, 50.0, 60.0});
+  GradIsAViewOf::apply(v, &held).sum().backward();
+  EXPECT_NE(v.grad().data_ptr(), held.data_ptr());
+  v.grad().add_(1.0);
+  EXPECT_EQ(vals(held), (std::vector<double>{10, 20, 30, 40, 50, 60}));
+  EXPECT_EQ(vals(v.grad()), (std::vector<double>{11, 21, 31, 41, 51, 61}));
+}
+
 TEST(AutogradEngine, BackwardInputsLimitsAccumulation) {
   Tensor x = leaf({1});
   Tensor w = leaf({2});

@@ -143,6 +143,10 @@ TEST(GradPointwiseUnary, SecondOrder) {
 TEST(GradPointwiseUnary, ConventionsAtNonSmoothPoints) {
   Tensor x = tensor({-2.0, 0.0, 3.0}).requires_grad_();
   expect_near(vals(grads_of(x.relu(), {x})[0]), {0, 0, 1}, "relu'(0) = 0");
+  // A NaN result passes the gradient (PyTorch: [5., 0., 0., 5.] for these).
+  Tensor n = tensor({std::nan(""), -1.0, 0.0, 2.0}).requires_grad_();
+  n.relu().backward(tensor({5.0, 5.0, 5.0, 5.0}));
+  expect_near(vals(n.grad()), {5, 0, 0, 5}, "relu' at NaN");
   expect_near(vals(grads_of(x.abs(), {x})[0]), {-1, 0, 1}, "abs'(0) = 0");
   // Piecewise constant: a defined gradient of zeros, also at the jumps.
   Tensor r = tensor({-1.5, 0.0, 0.5, 1.0, 2.5}).requires_grad_();

@@ -40,9 +40,11 @@ Tensor gelu_tanh_grad(const Tensor& x) {
 void define_unary_derivatives() {
   with_inplace("neg", {{0}, {}, {}, [](C& c) -> variable_list { return {c.grad().neg()}; }});
   with_inplace("exp", of_result([](C& c) -> variable_list { return {c.grad() * c.result()}; }));
-  // relu'(0) = 0.
+  // relu'(0) = 0; where the result is NaN the gradient passes (as PyTorch's
+  // threshold_backward). One compare and one masked_fill: half the time of
+  // grad * (result > 0) cast to grad's dtype.
   with_inplace("relu", of_result([](C& c) -> variable_list {
-                 return {c.grad() * c.result().gt(0).to(c.grad().scalar_type())};
+                 return {c.grad().masked_fill(c.result().le(0), 0.0)};
                }));
 
   // abs'(0) = sign(0) = 0.

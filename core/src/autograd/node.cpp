@@ -97,15 +97,31 @@ namespace {
 // Adds `g` into `slot` (a .grad): stored as is when nothing else holds it,
 // else copied, so that a later in-place accumulation cannot write into a
 // tensor the user (or another .grad) still sees.
+// Whether nothing but g can reach g's memory, so .grad may take it uncopied:
+// g is its only handle and a contiguous tensor without autograd state, and
+// its storage is held by g alone or, for a view spanning all of it (a
+// Linear weight's gradient leaves transpose's backward as one), also by the
+// view's base, which only g keeps alive.
+bool sole_owner(const Tensor& g) {
+  const TensorImpl* impl = g.unsafeGetTensorImpl();
+  if (g.use_count() != 1 || !impl->is_contiguous() || impl->autograd_meta() != nullptr) return false;
+  const TensorImpl* base = impl->view_base();
+  if (base == nullptr) return impl->storage()->use_count() == 1;
+  return base->use_count() == 1 && base->storage() == impl->storage() && impl->storage()->use_count() == 2 &&
+         impl->storage_offset() == 0 &&
+         impl->storage()->nbytes() == static_cast<size_t>(impl->numel()) * element_size(impl->dtype());
+}
+
 void accumulate_into(Tensor& slot, const Tensor& g, bool create_graph) {
   if (!slot.defined()) {
     if (create_graph) {
       slot = g;
+    } else if (!sole_owner(g)) {
+      slot = g.detach().clone();
     } else {
-      const TensorImpl* impl = g.unsafeGetTensorImpl();
-      const bool unique = g.use_count() == 1 && impl->storage()->use_count() == 1 && impl->is_contiguous() &&
-                          impl->autograd_meta() == nullptr;
-      slot = unique ? g : g.detach().clone();
+      // A view gets a fresh handle: .grad holds no base (the base and g go when
+      // the engine drops g).
+      slot = g.unsafeGetTensorImpl()->view_base() != nullptr ? shallow_alias(g) : g;
     }
   } else if (create_graph || requires_grad_impl(slot.unsafeGetTensorImpl())) {
     slot = slot + g;
