@@ -94,9 +94,6 @@ void Node::set_retained_grad(uint32_t input_nr, const std::shared_ptr<RetainedGr
 }
 
 namespace {
-// Adds `g` into `slot` (a .grad): stored as is when nothing else holds it,
-// else copied, so that a later in-place accumulation cannot write into a
-// tensor the user (or another .grad) still sees.
 // Whether nothing but g can reach g's memory, so .grad may take it uncopied:
 // g is its only handle and a contiguous tensor without autograd state, and
 // its storage is held by g alone or, for a view spanning all of it (a
@@ -112,6 +109,9 @@ bool sole_owner(const Tensor& g) {
          impl->storage()->nbytes() == static_cast<size_t>(impl->numel()) * element_size(impl->dtype());
 }
 
+// Adds `g` into `slot` (a .grad): stored as is when nothing else holds it,
+// else copied, so that a later in-place accumulation cannot write into a
+// tensor the user (or another .grad) still sees.
 void accumulate_into(Tensor& slot, const Tensor& g, bool create_graph) {
   if (!slot.defined()) {
     if (create_graph) {

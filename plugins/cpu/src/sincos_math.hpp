@@ -19,10 +19,10 @@
 // ulps of each multiple of pi/2 up to kMax, which holds all the inputs where
 // the fast two-sum's order can fail; tests check <= 1 ulp at every level:
 // without r_lo 478 ulp for sin, 13.8 for cos; a third part of pi/2 from
-// math.pi: 22). A
-// vector with any |x| > kMax, inf or NaN goes to SLEEF whole (kMax is where the
-// dense checks stop: every 61st float32 up to 8192 also stayed within 0.86 ulp,
-// but the tests do not cover it). The SSE2 baseline keeps SLEEF.
+// math.pi: 22). A vector with any |x| > kMax, inf or NaN goes to SLEEF whole
+// (kMax is where the dense checks stop: every 61st float32 up to 8192 also
+// stayed within 0.86 ulp, but the tests do not cover it). The SSE2 baseline
+// keeps SLEEF.
 #pragma once
 
 #include "isa.hpp"
