@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -441,6 +442,46 @@ TEST(CudaPlugin, RegistersAKernelForEveryOpAndDtypeTheCpuPluginHas) {
     if (p.name == "cuda") {
       EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
     }
+}
+
+// ---- the plugin's copy of cpu's sum order (no GPU needed) -------------------
+
+// The CUDA plugin sums at most 2048 floating elements per output in cpu's
+// order (cpu_sum_order.cuh), so that cancellations give cpu's bits. Its copy,
+// built for the host, must add as the cpu plugin does: the same bits for every
+// length around the lane, leaf and cascade boundaries, dense and strided, on
+// data where the order shows (huge values that cancel among ordinary ones).
+template <typename A>
+void expect_cpu_order(ScalarType dtype, A huge) {
+  std::mt19937_64 rng(20261129);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  int mismatches = 0;
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 767,
+                    768, 769, 1000, 1023, 1024, 1025, 1500, 2047, 2048}) {
+    for (int64_t stride : {1, 3}) {
+      std::vector<A> data(static_cast<size_t>(n * stride));
+      for (A& v : data) v = static_cast<A>(normal(rng));
+      for (int k = 0; k < 4 && n >= 4; ++k) {  // +huge and -huge at random places: what survives depends on the order
+        data[static_cast<size_t>(static_cast<int64_t>(rng() % static_cast<uint64_t>(n)) * stride)] = k % 2 ? -huge : huge;
+      }
+      const A mine = tsrtest::cpu_order_sum(data.data(), n, stride);
+      const Tensor t = from_blob(data.data(), {n}, {stride}, nullptr, TensorOptions(dtype));
+      const A cpu = static_cast<A>(t.sum().item().to_double());
+      uint64_t a = 0, b = 0;
+      std::memcpy(&a, &mine, sizeof mine);
+      std::memcpy(&b, &cpu, sizeof cpu);
+      if (a != b && ++mismatches <= 5) {
+        ADD_FAILURE() << dtype << " n=" << n << " stride=" << stride << ": the plugin's order gives " << mine
+                      << ", the cpu plugin " << cpu;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(CudaSumOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
+  expect_cpu_order<double>(kDouble, 1e17);  // ulp 16: ordinary values are partly absorbed
+  expect_cpu_order<float>(kFloat, 1e9f);
 }
 
 TEST(CudaUnavailable, ReportsWhyAndRefusesCleanly) {

@@ -1,10 +1,13 @@
 // Test-side CUDA helpers for tessera_cuda_tests: a kernel that holds a stream
 // busy, so tests can show that work queued behind it waits (stream order,
-// record_stream, events, DLPack stream hand-off). Tests may link the CUDA
-// runtime; the core and plugins' public API is all they use otherwise.
+// record_stream, events, DLPack stream hand-off), and the CUDA plugin's copy
+// of cpu's sum order built for the host. Tests may link the CUDA runtime; the
+// core and plugins' public API (and that header) is all they use otherwise.
 #include "cuda_test_kernels.h"
 
 #include <cuda_runtime.h>
+
+#include "cpu_sum_order.cuh"
 
 namespace {
 
@@ -34,5 +37,18 @@ std::string spin_then_copy(void* stream, const float* src, float* dst, long long
 }
 
 std::string spin(void* stream, unsigned long long ns) { return spin_then_copy(stream, nullptr, nullptr, 0, ns); }
+
+template <typename A>
+struct Strided {  // a functor, not a lambda: lane_sum is __host__ __device__
+  const A* p;
+  int64_t s;
+  __host__ __device__ A operator()(int64_t i) const { return p[i * s]; }
+};
+template <typename A>
+A cpu_order_sum_of(const A* p, int64_t n, int64_t s) {
+  return tessera::cuda::cpu_order::lane_sum<A>(Strided<A>{p, s}, n);
+}
+double cpu_order_sum(const double* p, int64_t n, int64_t s) { return cpu_order_sum_of(p, n, s); }
+float cpu_order_sum(const float* p, int64_t n, int64_t s) { return cpu_order_sum_of(p, n, s); }
 
 }  // namespace tsrtest

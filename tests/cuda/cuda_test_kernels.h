@@ -3,6 +3,7 @@
 // plugin; NULL: the legacy default stream).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace tsrtest {
@@ -11,5 +12,10 @@ namespace tsrtest {
 std::string spin_then_copy(void* stream, const float* src, float* dst, long long n, unsigned long long ns);
 /// Queues on `stream` a kernel that only waits at least `ns` nanoseconds.
 std::string spin(void* stream, unsigned long long ns);
+
+/// The CUDA plugin's copy of cpu's floating sum order (cpu_sum_order.cuh) run
+/// on the host: n elements at p, stride s (elements). Needs no GPU.
+double cpu_order_sum(const double* p, int64_t n, int64_t s);
+float cpu_order_sum(const float* p, int64_t n, int64_t s);
 
 }  // namespace tsrtest

@@ -18,12 +18,14 @@
 // fixed, so a second run gives the same bits.
 //
 // Floating sum and prod over at most kExactMax elements per output follow the
-// cpu plugin's own order (pairwise leaves and cascades; lane products), so that
-// cancellations such as (max + x) - max give cpu's result, not just a close one.
+// cpu plugin's own order (lane sums and cascades, cpu_sum_order.cuh; lane
+// products), so that cancellations such as (max + x) - max give cpu's result,
+// not just a close one.
 //
 // Scans: one thread per line, in cpu's sequential order; few long lines are
 // cut into segments (segment totals, then carries per line, then a rescan).
 #include "common.cuh"
+#include "cpu_sum_order.cuh"
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -681,87 +683,16 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- floating sum and prod in cpu's order (at most kExactMax elements) -------------
 
-constexpr int64_t kPairwiseLeaf = 128;  // cpu's reduction.cpp constants
-constexpr int64_t kLeafRows = 8;
+constexpr int64_t kLeafRows = 8;  // cpu's reduction.cpp constants (outer layout)
 constexpr int64_t kBlockRows = 256;
-constexpr int kCascadeLevels = 16;  // 2^16 > kExactMax pushes
-static_assert((int64_t{1} << kCascadeLevels) > kExactMax, "cascade too shallow");
+using cpu_order::Cascade;
+static_assert((int64_t{1} << cpu_order::kCascadeLevels) > kExactMax, "cascade too shallow");
 
-/// cpu's pairwise leaf: 8 interleaved accumulators, a fixed tree, then the tail.
-template <typename T, typename A>
-__device__ A leaf_sum(const storage_t<T>* p, int64_t n, int64_t s) {
-  A lane[8] = {};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-#pragma unroll
-    for (int j = 0; j < 8; ++j) lane[j] += to_acc<T, A>(p[(i + j) * s]);
-  }
-  A total = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
-  for (; i < n; ++i) total += to_acc<T, A>(p[i * s]);
-  return total;
-}
-
-/// cpu's pairwise_sum (n elements at p, stride s): halves cut at (n / 2) & ~7
-/// down to kPairwiseLeaf, walked with an explicit stack instead of recursion.
+/// cpu's pairwise_sum (its lane_sum) of n elements at p, stride s.
 template <typename T, typename A>
 __device__ A pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
-  constexpr int kDepth = 16;  // n <= kExactMax halves to a leaf in far fewer levels
-  int64_t off[kDepth], len[kDepth];
-  A left[kDepth];
-  bool has_left[kDepth];
-  int top = 0;
-  off[0] = 0;
-  len[0] = n;
-  has_left[0] = false;
-  for (;;) {
-    if (len[top] > kPairwiseLeaf) {  // descend into the left half
-      off[top + 1] = off[top];
-      len[top + 1] = (len[top] / 2) & ~int64_t{7};
-      has_left[top + 1] = false;
-      ++top;
-      continue;
-    }
-    A v = leaf_sum<T, A>(p + off[top] * s, len[top], s);
-    for (;;) {  // climb: add finished left halves, or start the next right half
-      if (top == 0) return v;
-      --top;
-      if (!has_left[top]) {
-        const int64_t h = (len[top] / 2) & ~int64_t{7};
-        left[top] = v;
-        has_left[top] = true;
-        off[top + 1] = off[top] + h;
-        len[top + 1] = len[top] - h;
-        has_left[top + 1] = false;
-        ++top;
-        break;
-      }
-      v = left[top] + v;
-    }
-  }
+  return cpu_order::lane_sum<A>([p, s](int64_t i) { return to_acc<T, A>(p[i * s]); }, n);
 }
-
-/// cpu's Cascade: level l holds the sum of 2^l pushed values.
-template <typename A>
-struct Cascade {
-  A level[kCascadeLevels];
-  uint64_t count;
-  __device__ void push(A x) {
-    uint64_t c = count++;
-    int l = 0;
-    for (; (c & 1u) != 0; c >>= 1, ++l) x = level[l] + x;
-    level[l] = x;
-  }
-  __device__ A total() const {
-    A r{};
-    bool first = true;
-    for (int l = 0; l < kCascadeLevels; ++l) {
-      if (((count >> l) & 1u) == 0) continue;
-      r = first ? level[l] : level[l] + r;
-      first = false;
-    }
-    return r;
-  }
-};
 
 /// Floating sum, a thread per output, in cpu's order: the inner layout (runs of
 /// the innermost reduced dim summed pairwise, runs cascaded) or the outer one

@@ -1,0 +1,89 @@
+// The cpu plugin's order of a floating sum (plugins/cpu/src/reduction.cpp:
+// lane_sum, Cascade), for host and device. The CUDA plugin sums at most
+// kExactMax elements per output in this order, so that cancellations such as
+// (max + x) - max give cpu's bits; tests/cuda holds this copy to the cpu
+// plugin's results on the host, so a change to either order fails a test
+// without a GPU.
+#pragma once
+
+#include <cstdint>
+
+namespace tessera::cuda::cpu_order {
+
+constexpr int kLeafDepth = 8;       // cpu's kLeafDepth: elements per lane in a leaf
+constexpr int kCascadeLevels = 16;  // 2^16 - 1 pushes at most
+/// cpu's kLanes: 128 bytes of accumulators (32 floats, 16 doubles).
+template <typename A>
+constexpr int kLanes = static_cast<int>(128 / sizeof(A));
+/// cpu's kPartLanes: the lanes of one 32-byte part (the tree's first stage adds whole parts).
+template <typename A>
+constexpr int kPartLanes = static_cast<int>(32 / sizeof(A));
+
+/// cpu's Cascade: level l holds the sum of 2^l pushed values; zero-initialise.
+template <typename A>
+struct Cascade {
+  A level[kCascadeLevels];
+  uint64_t count;
+  __host__ __device__ void push(A x) {
+    uint64_t c = count++;
+    int l = 0;
+    for (; (c & 1u) != 0; c >>= 1, ++l) x = level[l] + x;
+    level[l] = x;
+  }
+  /// The levels in use, lowest first; 0 when nothing was pushed.
+  __host__ __device__ A total() const {
+    A r{};
+    bool first = true;
+    for (int l = 0; l < kCascadeLevels; ++l) {
+      if (((count >> l) & 1u) == 0) continue;
+      r = first ? level[l] : level[l] + r;
+      first = false;
+    }
+    return r;
+  }
+};
+
+/// cpu's lane_sum of n elements, load(i) giving element i as an A: below
+/// kLanes elements a sum in order from 0; else leaves of kLeafDepth rows of
+/// kLanes elements, each lane summed in order (a whole leaf from its first
+/// row, the partial last leaf from 0, its rest padded with zeros and always
+/// added), each lane's leaves cascaded, then the lanes as cpu's tree: whole
+/// 32-byte parts first, then halves within the first part. Lane by lane here
+/// (the lanes are independent until the tree): the same additions, in the
+/// same order, with one cascade live instead of kLanes.
+template <typename A, typename Load>
+__host__ __device__ A lane_sum(const Load& load, int64_t n) {
+  constexpr int W = kLanes<A>, PL = kPartLanes<A>;
+  static_assert(W == 4 * PL, "cpu's tree adds four parts");
+  if (n < W) {
+    A t{};
+    for (int64_t i = 0; i < n; ++i) t += load(i);
+    return t;
+  }
+  constexpr int64_t kLeaf = int64_t{W} * kLeafDepth;
+  const int64_t whole_end = n / kLeaf * kLeaf;
+  A lane[W];
+  for (int j = 0; j < W; ++j) {
+    Cascade<A> c{};
+    for (int64_t i = 0; i < whole_end; i += kLeaf) {
+      A v = load(i + j);
+      for (int r = 1; r < kLeafDepth; ++r) v = load(i + r * W + j) + v;
+      c.push(v);
+    }
+    if (whole_end < n) {
+      A v{};
+      int64_t i = whole_end;
+      for (; i + W <= n; i += W) v = load(i + j) + v;
+      const A rest = i + j < n ? load(i + j) : A{};
+      c.push(rest + v);
+    }
+    lane[j] = c.total();
+  }
+  for (int j = 0; j < PL; ++j) lane[j] = (lane[j] + lane[j + 2 * PL]) + (lane[j + PL] + lane[j + 3 * PL]);
+  for (int w = PL / 2; w >= 1; w /= 2) {
+    for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
+  }
+  return lane[0];
+}
+
+}  // namespace tessera::cuda::cpu_order
