@@ -148,6 +148,9 @@ TEST(CudaStreams, KernelsAreOrderedOnTheCurrentStream) {
   EXPECT_EQ(current_stream(g), s);
   Tensor src = full({1 << 16}, 7.0f, TensorOptions().device(g));
   Tensor dst = empty({1 << 16}, TensorOptions(kFloat).device(g));
+  // mul's kernel loaded first: the first launch of a lazily loaded kernel can
+  // wait for the device, which would end the spin before the query below.
+  (void)(dst * 2);
   // 50 ms of spinning before the copy: what follows on s must see its result.
   ASSERT_EQ(tsrtest::spin_then_copy(s.handle(), src.data_ptr<float>(), dst.data_ptr<float>(), dst.numel(), 50'000'000), "");
   const Tensor y = dst * 2;  // queued on s behind the copy

@@ -11,12 +11,19 @@
 
 namespace {
 
+// The global nanosecond timer: unlike clock64's SM cycles, it does not depend
+// on the clock the SM runs at.
+__device__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
 // Spins for `ns` nanoseconds of device time, then copies n floats.
 __global__ void spin_then_copy(const float* src, float* dst, long long n, unsigned long long ns) {
   if (threadIdx.x == 0 && blockIdx.x == 0) {
-    const unsigned long long start = clock64();
-    // clock64 counts SM cycles; at <= 2 GHz, 2 cycles per ns is a lower bound on the wait.
-    while (clock64() - start < 2 * ns) {
+    const unsigned long long start = global_ns();
+    while (global_ns() - start < ns) {
     }
   }
   __syncthreads();
