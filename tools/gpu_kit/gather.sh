@@ -91,7 +91,7 @@ includedir=\${prefix}/include
 Name: libzip
 Description: gathered by tools/gpu_kit/gather.sh
 Version: ${zip_version}
-Libs: -L\${libdir} -l:libzip.so.4
+Libs: -L\${libdir} -lzip
 Cflags: -I\${includedir}
 EOF
 

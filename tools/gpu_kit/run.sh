@@ -5,6 +5,8 @@
 #   tools/gpu_kit/run.sh [KIT] [REPORT_DIR]     (defaults: .gpukit, $OUT or ./gpu-report)
 #
 # Settings (environment): TESSERA_GPU_WORK (scratch folder, /tmp/tessera-gpu),
+# TESSERA_GPU_CXX (the C++ compiler; default the first of $CXX, c++, g++,
+# /usr/bin/g++ that links libstdc++ as a shared library),
 # TESSERA_GPU_JOBS (build and test jobs, all cores), TESSERA_GPU_PYTHON (the
 # interpreter whose packages the tests use, python3), TESSERA_GPU_CUDA (ON),
 # TESSERA_GPU_STEPS (the steps to run, by name, space-separated; default all:
@@ -106,8 +108,22 @@ export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib:$deps/sleef/lib${LD_
 # Only the kit's pkg-config files: nothing of the machine's own is picked up by accident.
 export PKG_CONFIG_LIBDIR="$deps/libzip/lib/pkgconfig"
 build="$work/build"
+# The first C++ compiler that links libstdc++ as a shared library (core/CMakeLists.txt
+# refuses one that links it statically; one GPU machine's default g++ wrapper did).
+shared_runtime() {
+  printf '#include <sstream>\n#include <string>\nstd::string f(int v) { std::ostringstream s; s << v; return s.str(); }\n' \
+    >"$work/probe.cpp" &&
+    "$1" -shared -fPIC -o "$work/probe.so" "$work/probe.cpp" 2>/dev/null &&
+    objdump -p "$work/probe.so" | grep -qE 'NEEDED +libstdc\+\+\.so'
+}
+cxx=""
+for c in ${TESSERA_GPU_CXX:-} ${CXX:-} c++ g++ /usr/bin/g++; do
+  if command -v "$c" >/dev/null && shared_runtime "$(command -v "$c")"; then cxx="$(command -v "$c")"; break; fi
+done
 configure_and_build() {
+  echo "C++ compiler: ${cxx:-as CMake finds it, since none of TESSERA_GPU_CXX, CXX, c++, g++, /usr/bin/g++ links libstdc++.so}"
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    ${cxx:+-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CUDA_HOST_COMPILER="$cxx"} \
     -DCMAKE_PREFIX_PATH="$deps/boost;$deps/gtest" -DBoost_DIR="$deps/boost/lib/cmake/Boost" \
     -DCMAKE_POLICY_DEFAULT_CMP0167=NEW -DBoost_NO_SYSTEM_PATHS=ON \
     -DTESSERA_OPENBLAS_LIBRARY="$deps/openblas/lib/libopenblas.so" \
@@ -142,7 +158,9 @@ step kit "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin"
 step kit-grad "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode grad
 step kit-coverage "$report/kit.log" "$build/bin/tessera-plugin-test" "$cuda_plugin" --mode coverage
 sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-step sanitize-memcheck "$report/sanitize.log" "$sanitizer" --tool memcheck --error-exitcode 1 "$build/bin/tessera_cuda_tests"
+# Without the out-of-memory test: its cudaMalloc fails on purpose, and memcheck counts that API error.
+step sanitize-memcheck "$report/sanitize.log" "$sanitizer" --tool memcheck --error-exitcode 1 "$build/bin/tessera_cuda_tests" \
+  --gtest_filter=-CudaMemory.OutOfMemoryOnTheRealDeviceIsAClearErrorAndTheDeviceRecovers
 step sanitize-racecheck "$report/sanitize.log" "$sanitizer" --tool racecheck --error-exitcode 1 "$build/bin/tessera_cuda_tests"
 step bench "$report/bench.log" "$build/bin/tessera_bench_cuda"
 step bench-torch "$report/bench.log" env PYTHONPATH="$build/python" "$py" "$root/bench/bench_cuda_vs_torch.py"
