@@ -147,6 +147,9 @@ isolation() {
   for lib in "$build"/lib/tessera/plugins/libtessera-cpu.so "$build"/lib/libtessera.so; do
     ldd "$lib" | grep -E 'libopenblas|libzip|libgfortran|libsleef' | grep -v "$deps" && { echo "$lib resolves outside the kit"; return 1; }
   done
+  # The link itself named the kit's libzip by path (a bare -lzip would find a machine's own, or none).
+  ninja -C "$build" -t commands lib/libtessera.so | tail -1 | grep -qF "$deps/libzip/lib/libzip.so" ||
+    { echo "libtessera.so was not linked against $deps/libzip/lib/libzip.so"; return 1; }
   echo "every Boost, GoogleTest, OpenBLAS, SLEEF and libzip file came from $deps"
 }
 step isolation "$report/build.log" isolation
