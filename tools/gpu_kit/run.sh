@@ -108,8 +108,9 @@ export LD_LIBRARY_PATH="$deps/openblas/lib:$deps/libzip/lib:$deps/sleef/lib${LD_
 # Only the kit's pkg-config files: nothing of the machine's own is picked up by accident.
 export PKG_CONFIG_LIBDIR="$deps/libzip/lib/pkgconfig"
 build="$work/build"
-# The first C++ compiler that links libstdc++ as a shared library (core/CMakeLists.txt
-# refuses one that links it statically; one GPU machine's default g++ wrapper did).
+# The first C++ compiler that links libstdc++ as a shared library
+# (core/cmake/shared_cxx_runtime.cmake refuses one that links it statically;
+# one GPU machine's default g++ wrapper did).
 shared_runtime() {
   printf '#include <sstream>\n#include <string>\nstd::string f(int v) { std::ostringstream s; s << v; return s.str(); }\n' \
     >"$work/probe.cpp" &&
