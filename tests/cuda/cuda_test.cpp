@@ -482,9 +482,46 @@ void expect_cpu_order(ScalarType dtype, A huge) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// The same for column sums (sum over dim 0 of [rows, cols]: cpu's outer
+// layout), around the leaf and block boundaries, with fewer columns than a
+// tile and with a whole float tile (64 columns, cpu's register path).
+template <typename A>
+void expect_cpu_column_order(ScalarType dtype, A huge) {
+  std::mt19937_64 rng(20261130);
+  std::normal_distribution<double> normal(0.0, 2.0);
+  int mismatches = 0;
+  for (int64_t rows : {1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 300, 511, 512, 513, 1000, 2047, 2048}) {
+    for (int64_t cols : {5, 64}) {
+      std::vector<A> data(static_cast<size_t>(rows * cols));
+      for (A& v : data) v = static_cast<A>(normal(rng));
+      for (int k = 0; k < 4 * cols && rows >= 4; ++k) {  // about four huge values per column, both signs
+        data[static_cast<size_t>(rng() % data.size())] = k % 2 ? -huge : huge;
+      }
+      const Tensor sums = from_blob(data.data(), {rows, cols}, nullptr, TensorOptions(dtype)).sum({0});
+      const std::vector<A> cpu = sums.to_vector<A>();
+      for (int64_t c = 0; c < cols; ++c) {
+        const A mine = tsrtest::cpu_order_column_sum(data.data() + c, rows, cols);
+        uint64_t a = 0, b = 0;
+        std::memcpy(&a, &mine, sizeof mine);
+        std::memcpy(&b, &cpu[static_cast<size_t>(c)], sizeof mine);
+        if (a != b && ++mismatches <= 5) {
+          ADD_FAILURE() << dtype << " rows=" << rows << " cols=" << cols << " column " << c
+                        << ": the plugin's order gives " << mine << ", the cpu plugin " << cpu[static_cast<size_t>(c)];
+        }
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(CudaSumOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
   expect_cpu_order<double>(kDouble, 1e17);  // ulp 16: ordinary values are partly absorbed
   expect_cpu_order<float>(kFloat, 1e9f);
+}
+
+TEST(CudaSumOrder, TheHostCopySumsColumnsAsTheCpuPluginDoes) {
+  expect_cpu_column_order<double>(kDouble, 1e17);
+  expect_cpu_column_order<float>(kFloat, 1e9f);
 }
 
 TEST(CudaUnavailable, ReportsWhyAndRefusesCleanly) {

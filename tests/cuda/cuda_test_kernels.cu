@@ -57,5 +57,11 @@ A cpu_order_sum_of(const A* p, int64_t n, int64_t s) {
 }
 double cpu_order_sum(const double* p, int64_t n, int64_t s) { return cpu_order_sum_of(p, n, s); }
 float cpu_order_sum(const float* p, int64_t n, int64_t s) { return cpu_order_sum_of(p, n, s); }
+double cpu_order_column_sum(const double* p, int64_t rows, int64_t s) {
+  return tessera::cuda::cpu_order::outer_sum<double>(Strided<double>{p, s}, rows);
+}
+float cpu_order_column_sum(const float* p, int64_t rows, int64_t s) {
+  return tessera::cuda::cpu_order::outer_sum<float>(Strided<float>{p, s}, rows);
+}
 
 }  // namespace tsrtest

@@ -17,5 +17,9 @@ std::string spin(void* stream, unsigned long long ns);
 /// on the host: n elements at p, stride s (elements). Needs no GPU.
 double cpu_order_sum(const double* p, int64_t n, int64_t s);
 float cpu_order_sum(const float* p, int64_t n, int64_t s);
+/// The same copy's column order (cpu's outer layout) over `rows` rows, element
+/// r at p[r * s]. Needs no GPU.
+double cpu_order_column_sum(const double* p, int64_t rows, int64_t s);
+float cpu_order_column_sum(const float* p, int64_t rows, int64_t s);
 
 }  // namespace tsrtest

@@ -1,5 +1,6 @@
 // The cpu plugin's order of a floating sum (plugins/cpu/src/reduction.cpp:
-// lane_sum, Cascade), for host and device. The CUDA plugin sums at most
+// lane_sum and Cascade for the inner layout, tile_block's leaves and blocks for
+// the outer one), for host and device. The CUDA plugin sums at most
 // kExactMax elements per output in this order, so that cancellations such as
 // (max + x) - max give cpu's bits; tests/cuda holds this copy to the cpu
 // plugin's results on the host, so a change to either order fails a test
@@ -11,6 +12,8 @@
 namespace tessera::cuda::cpu_order {
 
 constexpr int kLeafDepth = 8;       // cpu's kLeafDepth: elements per lane in a leaf
+constexpr int64_t kLeafRows = 8;    // cpu's kLeafRows: rows summed straight before cascading (outer layout)
+constexpr int64_t kBlockRows = 256;  // cpu's kBlockRows: rows per block (outer layout)
 constexpr int kCascadeLevels = 16;  // 2^16 - 1 pushes at most
 /// cpu's kLanes: 128 bytes of accumulators (32 floats, 16 doubles).
 template <typename A>
@@ -84,6 +87,27 @@ __host__ __device__ A lane_sum(const Load& load, int64_t n) {
     for (int j = 0; j < w; ++j) lane[j] = lane[j] + lane[j + w];
   }
   return lane[0];
+}
+
+/// cpu's column sum (the outer layout: the fastest-moving input dim is kept)
+/// of n reduced rows, row(r) giving row r's element as an A: blocks of
+/// kBlockRows rows; in a block, leaves of kLeafRows rows summed in order from
+/// 0, the leaves cascaded; the blocks' totals cascaded.
+template <typename A, typename Load>
+__host__ __device__ A outer_sum(const Load& row, int64_t n) {
+  Cascade<A> blocks{};
+  for (int64_t b0 = 0; b0 < n; b0 += kBlockRows) {
+    const int64_t b1 = b0 + kBlockRows < n ? b0 + kBlockRows : n;
+    Cascade<A> leaves{};
+    for (int64_t l0 = b0; l0 < b1; l0 += kLeafRows) {
+      const int64_t l1 = l0 + kLeafRows < b1 ? l0 + kLeafRows : b1;
+      A a{};
+      for (int64_t r = l0; r < l1; ++r) a += row(r);
+      leaves.push(a);
+    }
+    blocks.push(leaves.total());
+  }
+  return blocks.total();
 }
 
 }  // namespace tessera::cuda::cpu_order

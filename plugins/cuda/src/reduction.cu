@@ -683,8 +683,6 @@ __global__ void __launch_bounds__(kThreads)
 
 // ---- floating sum and prod in cpu's order (at most kExactMax elements) -------------
 
-constexpr int64_t kLeafRows = 8;  // cpu's reduction.cpp constants (outer layout)
-constexpr int64_t kBlockRows = 256;
 using cpu_order::Cascade;
 static_assert((int64_t{1} << cpu_order::kCascadeLevels) > kExactMax, "cascade too shallow");
 
@@ -694,10 +692,9 @@ __device__ A pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
   return cpu_order::lane_sum<A>([p, s](int64_t i) { return to_acc<T, A>(p[i * s]); }, n);
 }
 
-/// Floating sum, a thread per output, in cpu's order: the inner layout (runs of
-/// the innermost reduced dim summed pairwise, runs cascaded) or the outer one
-/// (leaves of kLeafRows rows added in order, cascaded per block of kBlockRows
-/// rows, blocks cascaded).
+/// Floating sum, a thread per output, in cpu's order (cpu_sum_order.cuh): the
+/// inner layout (runs of the innermost reduced dim lane-summed, runs cascaded)
+/// or the outer one (cpu_order::outer_sum over the reduced rows).
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kThreads)
     sum_exact(const __grid_constant__ Problem P, const storage_t<T>* in, storage_t<Out>* out) {
@@ -720,18 +717,7 @@ __global__ void __launch_bounds__(kThreads)
       }
       total = runs.total();
     } else {
-      Cascade<A> blocks{};
-      for (int64_t b0 = 0; b0 < P.n_red; b0 += kBlockRows) {
-        const int64_t b1 = std::min(P.n_red, b0 + kBlockRows);
-        Cascade<A> leaves{};
-        for (int64_t l0 = b0; l0 < b1; l0 += kLeafRows) {
-          A a{};
-          for (int64_t r = l0; r < std::min(b1, l0 + kLeafRows); ++r) a += to_acc<T, A>(base[red_offset(P, r)]);
-          leaves.push(a);
-        }
-        blocks.push(leaves.total());
-      }
-      total = blocks.total();
+      total = cpu_order::outer_sum<A>([base, &P](int64_t r) { return to_acc<T, A>(base[red_offset(P, r)]); }, P.n_red);
     }
     out[oo] = to_out<Out>(total);
   }
