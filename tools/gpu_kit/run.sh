@@ -167,8 +167,10 @@ step sanitize-memcheck "$report/sanitize.log" "$sanitizer" --tool memcheck --err
   --gtest_filter=-CudaMemory.OutOfMemoryOnTheRealDeviceIsAClearErrorAndTheDeviceRecovers
 step sanitize-racecheck "$report/sanitize.log" "$sanitizer" --tool racecheck --error-exitcode 1 "$build/bin/tessera_cuda_tests"
 step bench "$report/bench.log" "$build/bin/tessera_bench_cuda"
-step bench-torch "$report/bench.log" env PYTHONPATH="$build/python" "$py" "$root/bench/bench_cuda_vs_torch.py"
-step interop "$report/interop.log" env PYTHONPATH="$build/python" "$py" -m pytest -q "$root/tests/python" -q
+# -X faulthandler: a crash in native code still names the Python line (the first run's did).
+step bench-torch "$report/bench.log" env PYTHONPATH="$build/python" PYTHONUNBUFFERED=1 "$py" -X faulthandler \
+  "$root/bench/bench_cuda_vs_torch.py"
+step interop "$report/interop.log" env PYTHONPATH="$build/python" "$py" -X faulthandler -m pytest -q "$root/tests/python" -q
 step suite "$report/suite.log" ctest --test-dir "$build" -j "$jobs" --output-on-failure --timeout 900
 
 {
