@@ -514,6 +514,32 @@ void expect_cpu_column_order(ScalarType dtype, A huge) {
   EXPECT_EQ(mismatches, 0);
 }
 
+// And products (cpu's fold_run), dense and strided, on factors near 1 whose
+// rounding depends on the order.
+template <typename A>
+void expect_cpu_prod_order(ScalarType dtype) {
+  std::mt19937_64 rng(20261131);
+  std::normal_distribution<double> normal(0.0, 0.05);
+  int mismatches = 0;
+  for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 2047, 2048}) {
+    for (int64_t stride : {1, 3}) {
+      std::vector<A> data(static_cast<size_t>(n * stride));
+      for (A& v : data) v = static_cast<A>(1.0 + normal(rng));
+      const A mine = tsrtest::cpu_order_prod(data.data(), n, stride);
+      const Tensor t = from_blob(data.data(), {n}, {stride}, nullptr, TensorOptions(dtype));
+      const A cpu = static_cast<A>(prod(t).item().to_double());
+      uint64_t a = 0, b = 0;
+      std::memcpy(&a, &mine, sizeof mine);
+      std::memcpy(&b, &cpu, sizeof cpu);
+      if (a != b && ++mismatches <= 5) {
+        ADD_FAILURE() << dtype << " n=" << n << " stride=" << stride << ": the plugin's order gives " << mine
+                      << ", the cpu plugin " << cpu;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
 TEST(CudaSumOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
   expect_cpu_order<double>(kDouble, 1e17);  // ulp 16: ordinary values are partly absorbed
   expect_cpu_order<float>(kFloat, 1e9f);
@@ -522,6 +548,11 @@ TEST(CudaSumOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
 TEST(CudaSumOrder, TheHostCopySumsColumnsAsTheCpuPluginDoes) {
   expect_cpu_column_order<double>(kDouble, 1e17);
   expect_cpu_column_order<float>(kFloat, 1e9f);
+}
+
+TEST(CudaSumOrder, TheHostCopyMultipliesAsTheCpuPluginDoes) {
+  expect_cpu_prod_order<double>(kDouble);
+  expect_cpu_prod_order<float>(kFloat);
 }
 
 TEST(CudaUnavailable, ReportsWhyAndRefusesCleanly) {

@@ -63,5 +63,13 @@ double cpu_order_column_sum(const double* p, int64_t rows, int64_t s) {
 float cpu_order_column_sum(const float* p, int64_t rows, int64_t s) {
   return tessera::cuda::cpu_order::outer_sum<float>(Strided<float>{p, s}, rows);
 }
+template <typename A>
+A cpu_order_prod_of(const A* p, int64_t n, int64_t s) {
+  A acc = A(1);
+  tessera::cuda::cpu_order::lane_prod<A>(Strided<A>{p, s}, n, s == 1, acc);
+  return acc;
+}
+double cpu_order_prod(const double* p, int64_t n, int64_t s) { return cpu_order_prod_of(p, n, s); }
+float cpu_order_prod(const float* p, int64_t n, int64_t s) { return cpu_order_prod_of(p, n, s); }
 
 }  // namespace tsrtest

@@ -21,5 +21,8 @@ float cpu_order_sum(const float* p, int64_t n, int64_t s);
 /// r at p[r * s]. Needs no GPU.
 double cpu_order_column_sum(const double* p, int64_t rows, int64_t s);
 float cpu_order_column_sum(const float* p, int64_t rows, int64_t s);
+/// The same copy's product of n elements at p, stride s (cpu's fold_run). Needs no GPU.
+double cpu_order_prod(const double* p, int64_t n, int64_t s);
+float cpu_order_prod(const float* p, int64_t n, int64_t s);
 
 }  // namespace tsrtest

@@ -1,6 +1,7 @@
 // The cpu plugin's order of a floating sum (plugins/cpu/src/reduction.cpp:
 // lane_sum and Cascade for the inner layout, tile_block's leaves and blocks for
-// the outer one), for host and device. The CUDA plugin sums at most
+// the outer one) and of a floating product's run (reduce_ops.hpp: fold_run),
+// for host and device. The CUDA plugin sums at most
 // kExactMax elements per output in this order, so that cancellations such as
 // (max + x) - max give cpu's bits; tests/cuda holds this copy to the cpu
 // plugin's results on the host, so a change to either order fails a test
@@ -108,6 +109,30 @@ __host__ __device__ A outer_sum(const Load& row, int64_t n) {
     blocks.push(leaves.total());
   }
   return blocks.total();
+}
+
+/// cpu's fold_run for prod: multiplies the n elements of a run into acc. A
+/// dense run (unit stride) of at least kLanes elements goes through kLanes
+/// lanes from 1, each multiplied in order by its elements of every whole
+/// group of kLanes, the lanes combined as a tree of halves (lane j by lane
+/// j + w, w = kLanes / 2, ..., 1) into acc; the rest, or a strided run,
+/// multiplies acc in order.
+template <typename A, typename Load>
+__host__ __device__ void lane_prod(const Load& load, int64_t n, bool dense, A& acc) {
+  constexpr int W = kLanes<A>;
+  int64_t i = 0;
+  if (dense && n >= W) {
+    A lane[W];
+    for (int j = 0; j < W; ++j) lane[j] = A(1);
+    for (; i + W <= n; i += W) {
+      for (int j = 0; j < W; ++j) lane[j] *= load(i + j);
+    }
+    for (int w = W / 2; w >= 1; w /= 2) {
+      for (int j = 0; j < w; ++j) lane[j] *= lane[j + w];
+    }
+    acc *= lane[0];
+  }
+  for (; i < n; ++i) acc *= load(i);
 }
 
 }  // namespace tessera::cuda::cpu_order

@@ -723,14 +723,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-/// Floating prod, a thread per output, in cpu's order (fold_run): contiguous
-/// runs of at least kLanes elements use kLanes interleaved products combined as
-/// a tree; the rest multiplies in order.
+/// Floating prod, a thread per output, in cpu's order (fold_run, as
+/// cpu_order::lane_prod): contiguous runs of at least kLanes elements use
+/// kLanes interleaved products combined as a tree; the rest multiplies in order.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
     prod_exact(const __grid_constant__ Problem P, const storage_t<T>* in, storage_t<T>* out) {
   using A = fold_acc_t<T>;
-  constexpr int kLanes = static_cast<int>(128 / sizeof(A));  // cpu's kLanes<ProdOp>: 32 floats, 16 doubles
   const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < P.n_out; o += step) {
     int64_t io, oo;
@@ -743,23 +742,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t len = P.red.size[0], s = P.red.in[0], n_runs = P.n_red / len;
       for (int64_t run = 0; run < n_runs; ++run) {
         const storage_t<T>* p = base + red_offset(P, run, 1);
-        int64_t i = 0;
-        if (s == 1 && len >= kLanes) {
-          A lane[kLanes];
-#pragma unroll
-          for (int j = 0; j < kLanes; ++j) lane[j] = A(1);
-          for (; i + kLanes <= len; i += kLanes) {
-#pragma unroll
-            for (int j = 0; j < kLanes; ++j) lane[j] *= to_acc<T, A>(p[i + j]);
-          }
-#pragma unroll
-          for (int w = kLanes / 2; w >= 1; w /= 2) {
-#pragma unroll
-            for (int j = 0; j < w; ++j) lane[j] *= lane[j + w];
-          }
-          acc *= lane[0];
-        }
-        for (; i < len; ++i) acc *= to_acc<T, A>(p[i * s]);
+        cpu_order::lane_prod<A>([p, s](int64_t i) { return to_acc<T, A>(p[i * s]); }, len, s == 1, acc);
       }
     }
     out[oo] = to_out<T>(acc);
