@@ -447,11 +447,11 @@ TEST(CudaPlugin, RegistersAKernelForEveryOpAndDtypeTheCpuPluginHas) {
     }
 }
 
-// ---- the plugin's copy of cpu's sum order (no GPU needed) -------------------
+// ---- the plugin's copy of cpu's reduction order (no GPU needed) -------------
 
-// The CUDA plugin sums at most 2048 floating elements per output in cpu's
-// order (cpu_sum_order.cuh), so that cancellations give cpu's bits. Its copy,
-// built for the host, must add as the cpu plugin does: the same bits for every
+// The CUDA plugin sums (and multiplies) at most 2048 floating elements per
+// output in cpu's order (cpu_reduction_order.cuh), so that cancellations give
+// cpu's bits. Its copy, built for the host, must add as the cpu plugin does: the same bits for every
 // length around the lane, leaf and cascade boundaries, dense and strided, on
 // data where the order shows (huge values that cancel among ordinary ones).
 template <typename A>
@@ -540,17 +540,17 @@ void expect_cpu_prod_order(ScalarType dtype) {
   EXPECT_EQ(mismatches, 0);
 }
 
-TEST(CudaSumOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
+TEST(CudaReductionOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
   expect_cpu_order<double>(kDouble, 1e17);  // ulp 16: ordinary values are partly absorbed
   expect_cpu_order<float>(kFloat, 1e9f);
 }
 
-TEST(CudaSumOrder, TheHostCopySumsColumnsAsTheCpuPluginDoes) {
+TEST(CudaReductionOrder, TheHostCopySumsColumnsAsTheCpuPluginDoes) {
   expect_cpu_column_order<double>(kDouble, 1e17);
   expect_cpu_column_order<float>(kFloat, 1e9f);
 }
 
-TEST(CudaSumOrder, TheHostCopyMultipliesAsTheCpuPluginDoes) {
+TEST(CudaReductionOrder, TheHostCopyMultipliesAsTheCpuPluginDoes) {
   expect_cpu_prod_order<double>(kDouble);
   expect_cpu_prod_order<float>(kFloat);
 }

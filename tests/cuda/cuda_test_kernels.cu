@@ -7,7 +7,7 @@
 
 #include <cuda_runtime.h>
 
-#include "cpu_sum_order.cuh"
+#include "cpu_reduction_order.cuh"
 
 namespace {
 

@@ -13,8 +13,8 @@ std::string spin_then_copy(void* stream, const float* src, float* dst, long long
 /// Queues on `stream` a kernel that only waits at least `ns` nanoseconds.
 std::string spin(void* stream, unsigned long long ns);
 
-/// The CUDA plugin's copy of cpu's floating sum order (cpu_sum_order.cuh) run
-/// on the host: n elements at p, stride s (elements). Needs no GPU.
+/// The CUDA plugin's copy of cpu's floating sum order (cpu_reduction_order.cuh)
+/// run on the host: n elements at p, stride s (elements). Needs no GPU.
 double cpu_order_sum(const double* p, int64_t n, int64_t s);
 float cpu_order_sum(const float* p, int64_t n, int64_t s);
 /// The same copy's column order (cpu's outer layout) over `rows` rows, element

@@ -18,14 +18,14 @@
 // fixed, so a second run gives the same bits.
 //
 // Floating sum and prod over at most kExactMax elements per output follow the
-// cpu plugin's own order (lane sums and cascades, cpu_sum_order.cuh; lane
-// products), so that cancellations such as (max + x) - max give cpu's result,
-// not just a close one.
+// cpu plugin's own order (lane sums, cascades and lane products, from
+// cpu_reduction_order.cuh), so that cancellations such as (max + x) - max give
+// cpu's result, not just a close one.
 //
 // Scans: one thread per line, in cpu's sequential order; few long lines are
 // cut into segments (segment totals, then carries per line, then a rescan).
 #include "common.cuh"
-#include "cpu_sum_order.cuh"
+#include "cpu_reduction_order.cuh"
 #include "kernels.hpp"
 
 #include <algorithm>
@@ -692,9 +692,9 @@ __device__ A pairwise_sum(const storage_t<T>* p, int64_t n, int64_t s) {
   return cpu_order::lane_sum<A>([p, s](int64_t i) { return to_acc<T, A>(p[i * s]); }, n);
 }
 
-/// Floating sum, a thread per output, in cpu's order (cpu_sum_order.cuh): the
-/// inner layout (runs of the innermost reduced dim lane-summed, runs cascaded)
-/// or the outer one (cpu_order::outer_sum over the reduced rows).
+/// Floating sum, a thread per output, in cpu's order (cpu_reduction_order.cuh):
+/// the inner layout (runs of the innermost reduced dim lane-summed, runs
+/// cascaded) or the outer one (cpu_order::outer_sum over the reduced rows).
 template <typename T, typename Out>
 __global__ void __launch_bounds__(kThreads)
     sum_exact(const __grid_constant__ Problem P, const storage_t<T>* in, storage_t<Out>* out) {

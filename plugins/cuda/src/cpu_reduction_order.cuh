@@ -1,8 +1,8 @@
 // The cpu plugin's order of a floating sum (plugins/cpu/src/reduction.cpp:
 // lane_sum and Cascade for the inner layout, tile_block's leaves and blocks for
 // the outer one) and of a floating product's run (reduce_ops.hpp: fold_run),
-// for host and device. The CUDA plugin sums at most
-// kExactMax elements per output in this order, so that cancellations such as
+// for host and device. The CUDA plugin sums and multiplies at most kExactMax
+// elements per output in this order, so that cancellations such as
 // (max + x) - max give cpu's bits; tests/cuda holds this copy to the cpu
 // plugin's results on the host, so a change to either order fails a test
 // without a GPU.
