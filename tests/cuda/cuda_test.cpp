@@ -451,35 +451,52 @@ TEST(CudaPlugin, RegistersAKernelForEveryOpAndDtypeTheCpuPluginHas) {
 
 // The CUDA plugin sums (and multiplies) at most 2048 floating elements per
 // output in cpu's order (cpu_reduction_order.cuh), so that cancellations give
-// cpu's bits. Its copy, built for the host, must add as the cpu plugin does: the same bits for every
-// length around the lane, leaf and cascade boundaries, dense and strided, on
-// data where the order shows (huge values that cancel among ordinary ones).
+// cpu's bits. Its copy, built for the host, must give the cpu plugin's bits
+// for every length around the lane, leaf and cascade boundaries, dense and
+// strided, on data where the order shows.
+
+// Counts results whose bits differ from cpu's and reports the first five.
+struct BitMismatches {
+  int count = 0;
+  template <typename A>
+  void check(A mine, A cpu, const std::string& where) {
+    if (std::memcmp(&mine, &cpu, sizeof(A)) != 0 && ++count <= 5)
+      ADD_FAILURE() << where << ": the plugin's order gives " << mine << ", the cpu plugin " << cpu;
+  }
+};
+
+// 1-D inputs of each length, dense and with stride 3: fill(data) makes the
+// values, mine(p, n, stride) runs the plugin's copy, cpu(t) the cpu plugin.
+template <typename A, typename Fill, typename Mine, typename Cpu>
+void expect_1d_order(ScalarType dtype, std::initializer_list<int64_t> lengths, Fill fill, Mine mine, Cpu cpu) {
+  BitMismatches m;
+  for (int64_t n : lengths) {
+    for (int64_t stride : {1, 3}) {
+      std::vector<A> data(static_cast<size_t>(n * stride));
+      fill(data, n, stride);
+      const Tensor t = from_blob(data.data(), {n}, {stride}, nullptr, TensorOptions(dtype));
+      m.check(mine(data.data(), n, stride), static_cast<A>(cpu(t).item().to_double()),
+              std::string(dtype_name(dtype)) + " n=" + std::to_string(n) + " stride=" + std::to_string(stride));
+    }
+  }
+  EXPECT_EQ(m.count, 0);
+}
+
+// Sums: ordinary values with +huge and -huge at random places (what survives
+// depends on the order).
 template <typename A>
 void expect_cpu_order(ScalarType dtype, A huge) {
   std::mt19937_64 rng(20261129);
   std::normal_distribution<double> normal(0.0, 2.0);
-  int mismatches = 0;
-  for (int64_t n : {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 767,
-                    768, 769, 1000, 1023, 1024, 1025, 1500, 2047, 2048}) {
-    for (int64_t stride : {1, 3}) {
-      std::vector<A> data(static_cast<size_t>(n * stride));
-      for (A& v : data) v = static_cast<A>(normal(rng));
-      for (int k = 0; k < 4 && n >= 4; ++k) {  // +huge and -huge at random places: what survives depends on the order
-        data[static_cast<size_t>(static_cast<int64_t>(rng() % static_cast<uint64_t>(n)) * stride)] = k % 2 ? -huge : huge;
-      }
-      const A mine = tsrtest::cpu_order_sum(data.data(), n, stride);
-      const Tensor t = from_blob(data.data(), {n}, {stride}, nullptr, TensorOptions(dtype));
-      const A cpu = static_cast<A>(t.sum().item().to_double());
-      uint64_t a = 0, b = 0;
-      std::memcpy(&a, &mine, sizeof mine);
-      std::memcpy(&b, &cpu, sizeof cpu);
-      if (a != b && ++mismatches <= 5) {
-        ADD_FAILURE() << dtype << " n=" << n << " stride=" << stride << ": the plugin's order gives " << mine
-                      << ", the cpu plugin " << cpu;
-      }
-    }
-  }
-  EXPECT_EQ(mismatches, 0);
+  const auto fill = [&](std::vector<A>& data, int64_t n, int64_t stride) {
+    for (A& v : data) v = static_cast<A>(normal(rng));
+    for (int k = 0; k < 4 && n >= 4; ++k)
+      data[static_cast<size_t>(static_cast<int64_t>(rng() % static_cast<uint64_t>(n)) * stride)] = k % 2 ? -huge : huge;
+  };
+  expect_1d_order<A>(dtype, {1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511, 512,
+                             513, 767, 768, 769, 1000, 1023, 1024, 1025, 1500, 2047, 2048},
+                     fill, [](const A* p, int64_t n, int64_t s) { return tsrtest::cpu_order_sum(p, n, s); },
+                     [](const Tensor& t) { return t.sum(); });
 }
 
 // The same for column sums (sum over dim 0 of [rows, cols]: cpu's outer
@@ -489,7 +506,7 @@ template <typename A>
 void expect_cpu_column_order(ScalarType dtype, A huge) {
   std::mt19937_64 rng(20261130);
   std::normal_distribution<double> normal(0.0, 2.0);
-  int mismatches = 0;
+  BitMismatches m;
   for (int64_t rows : {1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 300, 511, 512, 513, 1000, 2047, 2048}) {
     for (int64_t cols : {5, 64}) {
       std::vector<A> data(static_cast<size_t>(rows * cols));
@@ -500,44 +517,27 @@ void expect_cpu_column_order(ScalarType dtype, A huge) {
       const Tensor sums = from_blob(data.data(), {rows, cols}, nullptr, TensorOptions(dtype)).sum({0});
       const std::vector<A> cpu = sums.to_vector<A>();
       for (int64_t c = 0; c < cols; ++c) {
-        const A mine = tsrtest::cpu_order_column_sum(data.data() + c, rows, cols);
-        uint64_t a = 0, b = 0;
-        std::memcpy(&a, &mine, sizeof mine);
-        std::memcpy(&b, &cpu[static_cast<size_t>(c)], sizeof mine);
-        if (a != b && ++mismatches <= 5) {
-          ADD_FAILURE() << dtype << " rows=" << rows << " cols=" << cols << " column " << c
-                        << ": the plugin's order gives " << mine << ", the cpu plugin " << cpu[static_cast<size_t>(c)];
-        }
+        m.check(tsrtest::cpu_order_column_sum(data.data() + c, rows, cols), cpu[static_cast<size_t>(c)],
+                std::string(dtype_name(dtype)) + " rows=" + std::to_string(rows) + " cols=" + std::to_string(cols) +
+                    " column " + std::to_string(c));
       }
     }
   }
-  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(m.count, 0);
 }
 
-// And products (cpu's fold_run), dense and strided, on factors near 1 whose
-// rounding depends on the order.
+// And products (cpu's fold_run), on factors near 1 whose rounding depends on
+// the order.
 template <typename A>
 void expect_cpu_prod_order(ScalarType dtype) {
   std::mt19937_64 rng(20261131);
   std::normal_distribution<double> normal(0.0, 0.05);
-  int mismatches = 0;
-  for (int64_t n : {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 2047, 2048}) {
-    for (int64_t stride : {1, 3}) {
-      std::vector<A> data(static_cast<size_t>(n * stride));
-      for (A& v : data) v = static_cast<A>(1.0 + normal(rng));
-      const A mine = tsrtest::cpu_order_prod(data.data(), n, stride);
-      const Tensor t = from_blob(data.data(), {n}, {stride}, nullptr, TensorOptions(dtype));
-      const A cpu = static_cast<A>(prod(t).item().to_double());
-      uint64_t a = 0, b = 0;
-      std::memcpy(&a, &mine, sizeof mine);
-      std::memcpy(&b, &cpu, sizeof cpu);
-      if (a != b && ++mismatches <= 5) {
-        ADD_FAILURE() << dtype << " n=" << n << " stride=" << stride << ": the plugin's order gives " << mine
-                      << ", the cpu plugin " << cpu;
-      }
-    }
-  }
-  EXPECT_EQ(mismatches, 0);
+  const auto fill = [&](std::vector<A>& data, int64_t, int64_t) {
+    for (A& v : data) v = static_cast<A>(1.0 + normal(rng));
+  };
+  expect_1d_order<A>(dtype, {1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 255, 256, 257, 1000, 2047, 2048}, fill,
+                     [](const A* p, int64_t n, int64_t s) { return tsrtest::cpu_order_prod(p, n, s); },
+                     [](const Tensor& t) { return prod(t); });
 }
 
 TEST(CudaReductionOrder, TheHostCopyAddsAsTheCpuPluginDoes) {
