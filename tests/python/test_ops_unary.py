@@ -481,6 +481,38 @@ def test_exact_gelu_keeps_relative_accuracy_float32():
     assert (err <= np.maximum(2e-5 * np.abs(want[~normal]), 16 * 2.0 ** -149)).all()
 
 
+def test_exact_gelu_table_range_float32():
+    # At AVX-512 and AVX2, |x| < 4 takes Phi(-|x|) from one polynomial per interval of
+    # [0, 4] (32 or 8 of them; erf_math.hpp, tools/fit_gelu_table.py): within 1e-6 relative
+    # there (4.7e-7 and 9.6e-7 measured), densely around every interval boundary and +-4,
+    # where the general form (2e-5, as on the SSE2 baseline) takes over. A vector holding
+    # one lane beyond 4 computes both forms: every other lane keeps its bits.
+    steps = np.arange(-300, 300, dtype=np.int64)
+    centres = [k / 8 for k in range(1, 33)] + [1e-3, 2.0 ** -126]
+    dense = [(np.array([np.float32(c)]).view(np.int32).astype(np.int64) + steps).astype(np.int32).view(np.float32)
+             for c in centres]
+    x = np.concatenate([*dense, np.linspace(0, 4.5, 100001, dtype=np.float32)])
+    x = np.concatenate([x, -x])
+    got = np.from_dlpack(tessera.gelu(to_t(x))).astype(np.float64)
+    want = np.array([0.5 * v * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    nonzero = want != 0
+    rel = np.abs(got[nonzero] - want[nonzero]) / np.abs(want[nonzero])
+    table = np.abs(x[nonzero]) < 4
+    bound = 2e-5 if "baseline kernels" in tessera.info() else 1e-6
+    assert rel[table].max() <= bound, (x[nonzero][table][np.argmax(rel[table])], rel[table].max())
+    assert rel[~table].max() <= 2e-5, (x[nonzero][~table][np.argmax(rel[~table])], rel[~table].max())
+    assert (got[x == 0] == 0).all()
+    mixed = x.copy()
+    mixed[::7] = np.float32([10.0, -9.0, np.nan, np.inf])[np.arange(len(mixed[::7])) % 4]
+    got_mixed = np.from_dlpack(tessera.gelu(to_t(mixed))).astype(np.float64)
+    keep = np.ones(len(x), bool)
+    keep[::7] = False
+    assert np.array_equal(got_mixed[keep], got[keep])
+    tail = got_mixed[::7][:4]
+    assert np.isnan(tail[2]) and tail[3] == np.inf
+    np.testing.assert_allclose(tail[:2], [10.0, 0.5 * -9.0 * math.erfc(9 / math.sqrt(2))], rtol=2e-5)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op", ["sin", "erf", "gelu", "sigmoid", "exp", "log1p", "softplus"])
 def test_vector_paths_agree(op, dtype):
