@@ -243,7 +243,7 @@ TSR_SLEEF_INLINE VecF erf(VecF x) {
 /// <= 2e-5 everywhere, down to the subnormal results); NaN gives NaN, and so
 /// does -inf (as 0.5 x (1 + erf(x / sqrt 2)) does: -inf times 0).
 ///
-/// One piece for every x, in 27 vector operations (erf's two pieces take ~45;
+/// One piece for every x, in 26 vector operations (erf's two pieces take ~45;
 /// a 1M-element loop is bound by their count, 1 AVX-512 operation per cycle
 /// on AMD Zen 4): with a = |x| / sqrt 2, Phi(-|x|) = erfc(a) / 2 =
 /// t exp(-x^2 / 2 + G(t)), t = 1 / (1 + 0.385 a), where G(t) = log(erfc(a) / t)
@@ -287,7 +287,7 @@ inline constexpr const auto& kPhiTable = kPhiTable32;
 TSR_SLEEF_INLINE VecF phi_lookup(expmath::VecI k, const float* row) {
   return _mm512_permutex2var_ps(_mm512_load_ps(row), reinterpret_cast<__m512i>(k), _mm512_load_ps(row + 16));
 }
-/// (integer part, fraction) of u >= 0; a NaN's integer part is INT_MIN (never used).
+/// trunc(u) per lane, u >= 0; a NaN gives INT_MIN (its lane is replaced by gelu_any's).
 TSR_SLEEF_INLINE expmath::VecI trunc_to_int(VecF u) {
   return reinterpret_cast<expmath::VecI>(_mm512_maskz_cvttps_epi32(static_cast<__mmask16>(0xffff), u));
 }
@@ -317,8 +317,8 @@ TSR_SLEEF_INLINE bool all_below(VecF a, float b) {
 /// polynomial in f with per-lane coefficients (one lane permute each), within
 /// 4.3e-7 (8.6e-7) relative; then x Phi(-|x|) below 0 and x - x Phi(-|x|)
 /// above (Phi(-|x|) <= 1/2: no cancellation). About 17 vector operations at
-/// AVX-512 where gelu_any takes 27 (1M standard normal elements in a /tmp
-/// loop on an Intel Xeon: 1.9x faster). Other lanes (|x| >= 4, NaN) take
+/// AVX-512 where gelu_any takes 26 (1M standard normal elements in a /tmp
+/// loop on an Intel Xeon: 1.8x faster). Other lanes (|x| >= 4, NaN) take
 /// gelu_any's value, computed only for vectors that hold one; each lane's
 /// result depends on its own x alone, whatever its neighbours.
 TSR_SLEEF_INLINE VecF gelu(VecF x) {
